@@ -1,0 +1,49 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Linker settings for the shipped shared library: export only `iapv_*` (version script),
+/// fail on unresolved symbols, and record the SONAME that C consumers link against.
+let cABILinkerSettings: [LinkerSetting] = [
+    .unsafeFlags([
+        "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/IAPVerifyC/exports.map",
+        "-Xlinker", "-z", "-Xlinker", "defs",
+        "-Xlinker", "-soname=libiapverify.so.1",
+    ])
+]
+
+let package = Package(
+    name: "iapverify",
+    products: [
+        .library(name: "iapverify", type: .dynamic, targets: ["IAPVerifyC"]),
+        .executable(name: "iapverify-cli", targets: ["iapverify-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        .target(
+            name: "IAPVerify",
+            dependencies: ["COpenSSL", "CJansson", .product(name: "SwiftASN1", package: "swift-asn1")]
+        ),
+        .target(
+            name: "IAPVerifyC",
+            dependencies: ["IAPVerify"],
+            exclude: ["exports.map"],
+            linkerSettings: cABILinkerSettings
+        ),
+        .executableTarget(
+            name: "iapverify-cli",
+            dependencies: ["IAPVerify", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // stdio globals (stdin/stdout/stderr) are fine in a single-threaded command.
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "IAPVerifyTests",
+            dependencies: ["IAPVerify", "IAPVerifyC"],
+            resources: [.copy("Fixtures")]
+        ),
+    ]
+)

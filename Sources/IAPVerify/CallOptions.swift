@@ -1,0 +1,112 @@
+// Per-call options of SPEC §4.2. An unknown key or a wrong type is IAPV_E_INVALID_ARGUMENT.
+
+public struct PendingOrder: Sendable, Equatable {
+    public var orderID: String
+    public var productID: String
+    public var createdMs: Int64
+}
+
+public struct CallOptions: Sendable {
+    /// Raw device identifier bytes: 16 for an iOS identifierForVendor, 6 for a macOS MAC address.
+    public var deviceID: [UInt8]?
+    public var endpoint: String?
+    public var attempt: Int64 = 1
+    public var deliveredTransactionIDs: [String] = []
+    public var orders: [PendingOrder] = []
+    public var renewalInfoPresent = false
+
+    public init() {}
+
+    /// Parses the options JSON; empty input means "no options".
+    public init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+        self.init()
+        guard json.count > 0 else { return }
+        let doc = try JSONDocument(bytes: json, what: "options", status: .invalidArgument)
+        guard let members = doc.root.members else {
+            throw .argument("options: expected a JSON object, got \(doc.root.typeName)")
+        }
+        for (key, value) in members {
+            let path = "options.\(key)"
+            switch key {
+            case "device_id":
+                guard let s = value.string else { throw .argument("\(path) must be a string, got \(value.typeName)") }
+                guard let bytes = DeviceIdentifier.parse(s) else {
+                    throw .argument("\(path): expected a UUID (identifierForVendor) or a 12-digit hex MAC address")
+                }
+                deviceID = bytes
+            case "endpoint":
+                guard let s = value.string, s == "production" || s == "sandbox" else {
+                    throw .argument("\(path) must be \"production\" or \"sandbox\"")
+                }
+                endpoint = s
+            case "attempt":
+                guard let n = value.integer, n >= 1 else { throw .argument("\(path) must be an integer >= 1") }
+                attempt = n
+            case "delivered_transaction_ids":
+                guard let items = value.array else { throw .argument("\(path) must be an array of strings") }
+                for (i, item) in items.enumerated() {
+                    guard let s = item.string else { throw .argument("\(path)[\(i)] must be a string, got \(item.typeName)") }
+                    deliveredTransactionIDs.append(s)
+                }
+            case "orders":
+                guard let items = value.array else { throw .argument("\(path) must be an array of objects") }
+                for (i, item) in items.enumerated() {
+                    orders.append(try Self.order(item, "\(path)[\(i)]"))
+                }
+            case "renewal_info":
+                guard value.array != nil else { throw .argument("\(path) must be an array") }
+                renewalInfoPresent = true
+            default:
+                throw .argument("options: unknown key \"\(key)\"")
+            }
+        }
+    }
+
+    private static func order(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> PendingOrder {
+        guard let members = v.members else { throw .argument("\(path) must be an object, got \(v.typeName)") }
+        var id: String?, product: String?, created: Int64?
+        for (k, value) in members {
+            switch k {
+            case "order_id":
+                guard let s = value.string else { throw .argument("\(path).order_id must be a string") }
+                id = s
+            case "product_id":
+                guard let s = value.string else { throw .argument("\(path).product_id must be a string") }
+                product = s
+            case "created_ms":
+                guard let n = value.integer else { throw .argument("\(path).created_ms must be an integer") }
+                created = n
+            default: throw .argument("\(path): unknown key \"\(k)\"")
+            }
+        }
+        guard let id, let product, let created else {
+            throw .argument("\(path) needs order_id, product_id and created_ms")
+        }
+        return PendingOrder(orderID: id, productID: product, createdMs: created)
+    }
+}
+
+/// Turns the textual device id a host has into the bytes the receipt hash was made from.
+enum DeviceIdentifier {
+    static func parse(_ text: String) -> [UInt8]? {
+        var nibbles: [UInt8] = []
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "-"), UInt8(ascii: ":"): continue
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibbles.append(c - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibbles.append(c - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibbles.append(c - 55)
+            default: return nil
+            }
+        }
+        guard nibbles.count == 32 || nibbles.count == 12 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(nibbles.count / 2)
+        var i = 0
+        while i + 1 < nibbles.count {
+            out.append(nibbles[i] << 4 | nibbles[i + 1])
+            i += 2
+        }
+        return out
+    }
+}

@@ -1,0 +1,257 @@
+// The receipt payload: a SET of (type, version, value) attributes, per DOMAIN.md.
+// Decoding is strict about shape (a malformed payload is never half-read) and keeps what it
+// does not know under `unknownAttributes`.
+
+import SwiftASN1
+
+/// An attribute the decoder does not interpret, kept verbatim.
+public struct UnknownAttribute: Sendable, Equatable {
+    public var type: Int64
+    public var version: Int64
+    public var value: [UInt8]
+}
+
+/// One in-app purchase record (attribute 17).
+public struct InAppPurchase: Sendable, Equatable {
+    public var quantity: Int64?
+    public var productID: String?
+    public var transactionID: String?
+    public var originalTransactionID: String?
+    public var purchaseDateMs: Int64?
+    public var originalPurchaseDateMs: Int64?
+    public var expiresDateMs: Int64?
+    public var cancellationDateMs: Int64?
+    public var webOrderLineItemID: String?
+    public var isTrialPeriod: Bool?
+    public var isInIntroOfferPeriod: Bool?
+    public var promotionalOfferID: String?
+    /// Undocumented attribute 1707.
+    public var productType: Int64?
+    public var unknownAttributes: [UnknownAttribute] = []
+}
+
+/// The decoded app receipt payload.
+public struct ReceiptPayload: Sendable, Equatable {
+    public var receiptType: String?
+    public var appItemID: String?
+    public var bundleID: String?
+    /// The UTF8String content bytes of attribute 2, compared exactly with the config.
+    public var bundleIDBytes: [UInt8]?
+    /// The whole DER value of attribute 2 (tag, length, content): it feeds the device hash.
+    public var bundleIDValue: [UInt8]?
+    public var appVersion: String?
+    public var opaqueValue: [UInt8]?
+    public var sha1Hash: [UInt8]?
+    /// Undocumented attribute 8; never the creation date.
+    public var attribute8DateMs: Int64?
+    public var creationDateMs: Int64?
+    public var downloadID: String?
+    public var versionExternalIdentifier: String?
+    public var originalPurchaseDateMs: Int64?
+    public var originalAppVersion: String?
+    public var expirationDateMs: Int64?
+    public var inApp: [InAppPurchase] = []
+    public var unknownAttributes: [UnknownAttribute] = []
+
+    public init() {}
+}
+
+/// Limits that keep hostile payloads bounded.
+public enum PayloadLimits {
+    /// At most this many in-app records; real receipts stay far below.
+    public static let maxInAppCount = 100_000
+}
+
+enum PayloadProblem: Error {
+    case malformed(String)
+}
+
+enum ReceiptPayloadDecoder {
+    /// Decodes the payload bytes (the signed content).
+    static func decode(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
+        let root: ASN1Node
+        do {
+            root = try BER.parse(bytes)
+        } catch {
+            throw .malformed("the payload is not a valid DER/BER structure")
+        }
+        guard root.identifier == .set, case .constructed(let attributes) = root.content else {
+            throw .malformed("the payload is not a SET of receipt attributes")
+        }
+        var receipt = ReceiptPayload()
+        var seen = Set<Int64>()
+        for node in attributes {
+            let (type, version, value) = try attribute(node)
+            if type != 17 {
+                guard seen.insert(type).inserted else {
+                    throw .malformed("attribute \(type) appears more than once")
+                }
+            }
+            switch type {
+            case 0: receipt.receiptType = try string(value, type)
+            case 1: receipt.appItemID = try integerString(value, type)
+            case 2:
+                let (text, content) = try utf8Strict(value, type)
+                receipt.bundleID = text
+                receipt.bundleIDBytes = content
+                receipt.bundleIDValue = Array(value)
+            case 3: receipt.appVersion = try string(value, type)
+            case 4: receipt.opaqueValue = Array(value)
+            case 5: receipt.sha1Hash = Array(value)
+            case 8: receipt.attribute8DateMs = try date(value, type)
+            case 12: receipt.creationDateMs = try date(value, type)
+            case 15: receipt.downloadID = try integerString(value, type)
+            case 16: receipt.versionExternalIdentifier = try integerString(value, type)
+            case 17:
+                guard receipt.inApp.count < PayloadLimits.maxInAppCount else {
+                    throw .malformed("the payload holds more than \(PayloadLimits.maxInAppCount) in-app records")
+                }
+                receipt.inApp.append(try inAppPurchase(value))
+            case 18: receipt.originalPurchaseDateMs = try date(value, type)
+            case 19: receipt.originalAppVersion = try string(value, type)
+            case 21: receipt.expirationDateMs = try date(value, type)
+            default:
+                receipt.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
+            }
+        }
+        return receipt
+    }
+
+    private static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
+        let root: ASN1Node
+        do {
+            root = try BER.parse(bytes)
+        } catch {
+            throw .malformed("an in-app record is not a valid DER/BER structure")
+        }
+        guard root.identifier == .set, case .constructed(let attributes) = root.content else {
+            throw .malformed("an in-app record is not a SET of attributes")
+        }
+        var p = InAppPurchase()
+        var seen = Set<Int64>()
+        for node in attributes {
+            let (type, version, value) = try attribute(node)
+            guard seen.insert(type).inserted else {
+                throw .malformed("in-app attribute \(type) appears more than once")
+            }
+            switch type {
+            case 1701: p.quantity = try integer(value, type)
+            case 1702: p.productID = try string(value, type)
+            case 1703: p.transactionID = try string(value, type)
+            case 1704: p.purchaseDateMs = try date(value, type)
+            case 1705: p.originalTransactionID = try string(value, type)
+            case 1706: p.originalPurchaseDateMs = try date(value, type)
+            case 1707: p.productType = try integer(value, type)
+            case 1708: p.expiresDateMs = try date(value, type)
+            case 1711: p.webOrderLineItemID = try integerString(value, type)
+            case 1712: p.cancellationDateMs = try date(value, type)
+            case 1713: p.isTrialPeriod = try flag(value, type)
+            case 1719: p.isInIntroOfferPeriod = try flag(value, type)
+            case 1721: p.promotionalOfferID = try string(value, type)
+            default:
+                p.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
+            }
+        }
+        return p
+    }
+
+    /// One `SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
+    private static func attribute(_ node: ASN1Node) throws(PayloadProblem) -> (Int64, Int64, ArraySlice<UInt8>) {
+        guard node.identifier == .sequence, case .constructed(let fields) = node.content else {
+            throw .malformed("a receipt attribute is not a SEQUENCE")
+        }
+        var it = fields.makeIterator()
+        guard let t = it.next(), let v = it.next(), let o = it.next(), it.next() == nil else {
+            throw .malformed("a receipt attribute does not have exactly 3 fields")
+        }
+        guard let type = int64(t), let version = int64(v) else {
+            throw .malformed("a receipt attribute type or version is not a 64-bit INTEGER")
+        }
+        guard o.identifier == .octetString, case .primitive(let value) = o.content else {
+            throw .malformed("attribute \(type) value is not a primitive OCTET STRING")
+        }
+        return (type, version, value)
+    }
+
+    /// A two's-complement INTEGER that fits in 64 bits.
+    static func int64(_ node: ASN1Node) -> Int64? {
+        guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return nil }
+        return int64(bytes)
+    }
+
+    static func int64(_ bytes: ArraySlice<UInt8>) -> Int64? {
+        guard let first = bytes.first else { return nil }
+        var body = bytes
+        // A leading 0x00 before a byte with the top bit set is part of a positive 8-byte value.
+        if body.count == 9, first == 0, let second = body.dropFirst().first, second & 0x80 != 0 {
+            body = body.dropFirst()
+            var v: UInt64 = 0
+            for b in body { v = v << 8 | UInt64(b) }
+            return v <= UInt64(Int64.max) ? Int64(v) : nil
+        }
+        guard body.count <= 8 else { return nil }
+        var v: Int64 = first & 0x80 != 0 ? -1 : 0
+        for b in body { v = v << 8 | Int64(b) }
+        return v
+    }
+
+    /// The inner value parsed as one primitive node of the expected tag(s).
+    private static func inner(_ value: ArraySlice<UInt8>, _ tags: [ASN1Identifier], _ type: Int64, _ what: String)
+        throws(PayloadProblem) -> (ASN1Identifier, ArraySlice<UInt8>) {
+        guard let node = try? BER.parse(value), tags.contains(node.identifier),
+              case .primitive(let content) = node.content else {
+            throw .malformed("attribute \(type) does not hold \(what)")
+        }
+        return (node.identifier, content)
+    }
+
+    private static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        var it = bytes.makeIterator()
+        var decoder = UTF8()
+        var out = String.UnicodeScalarView()
+        while true {
+            switch decoder.decode(&it) {
+            case .scalarValue(let s): out.append(s)
+            case .emptyInput: return String(out)
+            case .error: return nil
+            }
+        }
+    }
+
+    /// Attribute 2 must be a UTF8String (SPEC §5 check 9).
+    private static func utf8Strict(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> (String, [UInt8]) {
+        let (_, content) = try inner(value, [.utf8String], type, "a UTF8String")
+        guard let s = validUTF8(content) else { throw .malformed("attribute \(type) is not valid UTF-8") }
+        return (s, Array(content))
+    }
+
+    private static func string(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> String {
+        let (_, content) = try inner(value, [.utf8String, .ia5String, .printableString], type, "a string")
+        guard let s = validUTF8(content) else { throw .malformed("attribute \(type) is not valid UTF-8") }
+        return s
+    }
+
+    private static func integer(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> Int64 {
+        let (_, content) = try inner(value, [.integer], type, "an INTEGER")
+        guard let n = int64(content) else { throw .malformed("attribute \(type) does not fit in 64 bits") }
+        return n
+    }
+
+    private static func integerString(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> String {
+        String(try integer(value, type))
+    }
+
+    private static func flag(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> Bool {
+        try integer(value, type) != 0
+    }
+
+    /// An RFC 3339 IA5String; an empty string means absent.
+    private static func date(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> Int64? {
+        let (_, content) = try inner(value, [.ia5String, .utf8String], type, "an IA5String date")
+        if content.isEmpty { return nil }
+        guard let ms = RFC3339.milliseconds(content) else {
+            throw .malformed("attribute \(type) is not an RFC 3339 date")
+        }
+        return ms
+    }
+}

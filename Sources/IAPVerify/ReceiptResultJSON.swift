@@ -1,0 +1,101 @@
+// The result JSON of SPEC §5.2 for a receipt report.
+
+extension ReceiptReport {
+    /// The full result document.
+    public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil) -> [UInt8] {
+        var w = JSONWriter(capacity: 1024 + (payload?.inApp.count ?? 0) * 512)
+        w.beginObject()
+        w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
+        w.field("reason", verdictOverride?.reason ?? judgement.reason)
+        w.key("checks")
+        w.beginObject()
+        for (i, name) in ReceiptReport.checkNames.enumerated() { w.field(name, checks[i].rawValue) }
+        w.endObject()
+        w.key("receipt")
+        if let payload { writeReceipt(payload, into: &w) } else { w.null() }
+        w.key("entitlements"); w.beginArray(); w.endArray()
+        w.key("purchases"); w.beginArray(); w.endArray()
+        w.key("delivery")
+        w.beginObject()
+        w.key("to_deliver"); w.beginArray(); w.endArray()
+        w.key("to_revoke"); w.beginArray(); w.endArray()
+        w.key("orders"); w.beginArray(); w.endArray()
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
+
+    private func writeReceipt(_ p: ReceiptPayload, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("trusted", trusted)
+        w.field("environment", ReceiptEnvironment(receiptType: p.receiptType)?.rawValue)
+        w.field("receipt_type", p.receiptType)
+        w.field("bundle_id", p.bundleID)
+        w.field("app_version", p.appVersion)
+        w.field("original_app_version", p.originalAppVersion)
+        w.field("creation_date_ms", p.creationDateMs)
+        w.field("expiration_date_ms", p.expirationDateMs)
+        w.field("original_purchase_date_ms", p.originalPurchaseDateMs)
+        w.field("attribute_8_date_ms", p.attribute8DateMs)
+        w.field("app_item_id", p.appItemID)
+        w.field("download_id", p.downloadID)
+        w.field("version_external_identifier", p.versionExternalIdentifier)
+        w.field("opaque_value_base64", p.opaqueValue.map { Base64.encode($0) })
+        w.field("sha1_hash_base64", p.sha1Hash.map { Base64.encode($0) })
+        w.key("signing")
+        w.beginObject()
+        w.field("digest", digest?.rawValue)
+        w.field("signature", scheme?.rawValue)
+        w.key("chain")
+        w.beginArray()
+        for c in chain {
+            w.beginObject()
+            w.field("subject", c.subject)
+            w.field("not_before_ms", c.notBeforeMs)
+            w.field("not_after_ms", c.notAfterMs)
+            w.field("sha256", c.sha256)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        w.key("in_app")
+        w.beginArray()
+        for t in p.inApp {
+            w.beginObject()
+            w.field("quantity", t.quantity)
+            w.field("product_id", t.productID)
+            w.field("transaction_id", t.transactionID)
+            w.field("original_transaction_id", t.originalTransactionID)
+            w.field("purchase_date_ms", t.purchaseDateMs)
+            w.field("original_purchase_date_ms", t.originalPurchaseDateMs)
+            w.field("expires_date_ms", t.expiresDateMs)
+            w.field("cancellation_date_ms", t.cancellationDateMs)
+            w.field("web_order_line_item_id", t.webOrderLineItemID)
+            w.field("is_trial_period", t.isTrialPeriod ?? false)
+            w.field("is_in_intro_offer_period", t.isInIntroOfferPeriod ?? false)
+            w.field("promotional_offer_id", t.promotionalOfferID)
+            w.field("product_type", t.productType)
+            if !t.unknownAttributes.isEmpty {
+                w.key("unknown_attributes")
+                Self.writeUnknown(t.unknownAttributes, into: &w)
+            }
+            w.endObject()
+        }
+        w.endArray()
+        w.key("unknown_attributes")
+        Self.writeUnknown(p.unknownAttributes, into: &w)
+        w.endObject()
+    }
+
+    private static func writeUnknown(_ list: [UnknownAttribute], into w: inout JSONWriter) {
+        w.beginArray()
+        for a in list {
+            w.beginObject()
+            w.field("type", a.type)
+            w.field("version", a.version)
+            w.field("value_base64", Base64.encode(a.value))
+            w.endObject()
+        }
+        w.endArray()
+    }
+}

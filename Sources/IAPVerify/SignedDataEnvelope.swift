@@ -1,0 +1,268 @@
+// The PKCS#7 / CMS SignedData container of an app receipt, decoded with swift-asn1.
+// Nothing here is trusted: this only locates the content, certificates and the one SignerInfo.
+
+import SwiftASN1
+
+/// The parts of a SignedData that verification needs, as slices of the input bytes.
+struct SignedDataEnvelope {
+    /// The `data` content octets (BER chunks already joined).
+    var content: [UInt8]
+    /// The exact encoded `certificates [0]` field; the verified-chain cache is keyed on it.
+    var certificatesField: ArraySlice<UInt8>
+    /// Each embedded certificate's encoding, in the order given.
+    var certificates: [ArraySlice<UInt8>]
+    var signer: SignerInfo
+}
+
+struct SignerInfo {
+    /// The exact encoding of the signer identifier (issuerAndSerialNumber or subjectKeyIdentifier).
+    var identifier: ArraySlice<UInt8>
+    var issuer: ArraySlice<UInt8>?
+    var serial: ArraySlice<UInt8>?
+    var digestOID: ArraySlice<UInt8>
+    var signatureOID: ArraySlice<UInt8>
+    /// The `signedAttrs [0]` field as encoded, when present.
+    var signedAttributes: ASN1Node?
+    var signature: ArraySlice<UInt8>
+
+    var digest: DigestAlgorithm? {
+        if digestOID.elementsEqual(OID.sha1) { return .sha1 }
+        if digestOID.elementsEqual(OID.sha256) { return .sha256 }
+        return nil
+    }
+
+    /// The scheme, and the digest it is bound to when the OID names one (sha256WithRSA...).
+    var scheme: (SignatureScheme, DigestAlgorithm?)? {
+        switch Array(signatureOID) {
+        case OID.rsaEncryption: return (.rsa, nil)
+        case OID.sha1WithRSA: return (.rsa, .sha1)
+        case OID.sha256WithRSA: return (.rsa, .sha256)
+        case OID.ecPublicKey: return (.ecdsa, nil)
+        case OID.ecdsaWithSHA1: return (.ecdsa, .sha1)
+        case OID.ecdsaWithSHA256: return (.ecdsa, .sha256)
+        default: return nil
+        }
+    }
+}
+
+/// Why an envelope could not be used: the verdict plus a sentence.
+enum EnvelopeProblem: Error {
+    case malformed(String)
+    case unsupportedAlgorithm(String)
+}
+
+extension ASN1Identifier {
+    static let context0 = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+    static let context1 = ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
+}
+
+enum SignedDataParser {
+    /// Decodes DER or BER bytes into an envelope. Trailing bytes are rejected by swift-asn1.
+    static func parse(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
+        let root: ASN1Node
+        do {
+            root = try BER.parse(bytes)
+        } catch {
+            throw .malformed("the receipt is not a valid DER/BER structure (\(describe(error)))")
+        }
+        guard root.identifier == .sequence, case .constructed(let top) = root.content else {
+            throw .malformed("the receipt is not a PKCS#7 ContentInfo SEQUENCE")
+        }
+        var it = top.makeIterator()
+        guard let typeNode = it.next(), let contentType = oidBytes(typeNode) else {
+            throw .malformed("the ContentInfo has no content type")
+        }
+        guard contentType.elementsEqual(OID.signedData) else {
+            throw .malformed("the ContentInfo is not signedData")
+        }
+        guard let explicit = it.next(), explicit.identifier == .context0,
+              case .constructed(let wrapped) = explicit.content else {
+            throw .malformed("the signedData content is missing")
+        }
+        guard it.next() == nil else { throw .malformed("the ContentInfo has extra fields") }
+        var inner = wrapped.makeIterator()
+        guard let signedDataNode = inner.next(), inner.next() == nil,
+              signedDataNode.identifier == .sequence,
+              case .constructed(let sd) = signedDataNode.content else {
+            throw .malformed("the SignedData is not a SEQUENCE")
+        }
+        return try parseSignedData(sd)
+    }
+
+    private static func parseSignedData(_ sd: ASN1NodeCollection) throws(EnvelopeProblem) -> SignedDataEnvelope {
+        var it = sd.makeIterator()
+        guard let version = it.next(), version.identifier == .integer else {
+            throw .malformed("the SignedData version is missing")
+        }
+        guard let digestSet = it.next(), digestSet.identifier == .set else {
+            throw .malformed("the SignedData digestAlgorithms SET is missing")
+        }
+        guard let encap = it.next(), encap.identifier == .sequence,
+              case .constructed(let encapFields) = encap.content else {
+            throw .malformed("the SignedData encapsulated content is missing")
+        }
+        let content = try parseEncapsulatedContent(encapFields)
+
+        var next = it.next()
+        var certificatesField: ArraySlice<UInt8> = []
+        var certificates: [ArraySlice<UInt8>] = []
+        if let node = next, node.identifier == .context0 {
+            guard case .constructed(let certs) = node.content else {
+                throw .malformed("the certificates field is not constructed")
+            }
+            certificatesField = node.encodedBytes
+            for cert in certs {
+                guard cert.identifier == .sequence else {
+                    throw .malformed("an embedded certificate is not a plain X.509 certificate")
+                }
+                certificates.append(cert.encodedBytes)
+            }
+            next = it.next()
+        }
+        if let node = next, node.identifier == .context1 { next = it.next() }  // CRLs: ignored
+        guard let signerSet = next, signerSet.identifier == .set,
+              case .constructed(let signers) = signerSet.content else {
+            throw .malformed("the SignedData signerInfos SET is missing")
+        }
+        guard it.next() == nil else { throw .malformed("the SignedData has extra fields") }
+        var signerNodes = signers.makeIterator()
+        guard let only = signerNodes.next() else {
+            throw .malformed("the receipt has no SignerInfo: it is not signed")
+        }
+        guard signerNodes.next() == nil else {
+            throw .malformed("the receipt has more than one SignerInfo")
+        }
+        let signer = try parseSignerInfo(only)
+        guard signer.digest != nil else {
+            throw .unsupportedAlgorithm("the content digest \(oidText(signer.digestOID)) is not SHA-1 or SHA-256")
+        }
+        guard let (_, bound) = signer.scheme else {
+            throw .unsupportedAlgorithm("the signature algorithm \(oidText(signer.signatureOID)) is not RSA PKCS#1 v1.5 or ECDSA")
+        }
+        if let bound, bound != signer.digest {
+            throw .unsupportedAlgorithm("the signature algorithm's digest does not match the SignerInfo digest")
+        }
+        return SignedDataEnvelope(content: content, certificatesField: certificatesField,
+                                  certificates: certificates, signer: signer)
+    }
+
+    private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> [UInt8] {
+        var it = fields.makeIterator()
+        guard let typeNode = it.next(), let type = oidBytes(typeNode) else {
+            throw .malformed("the encapsulated content has no type")
+        }
+        guard type.elementsEqual(OID.data) else {
+            throw .malformed("the signed content is not of type data")
+        }
+        guard let explicit = it.next() else {
+            throw .malformed("the signed content is detached: the receipt carries no payload")
+        }
+        guard explicit.identifier == .context0, case .constructed(let wrapped) = explicit.content else {
+            throw .malformed("the signed content is not an explicit [0] field")
+        }
+        guard it.next() == nil else { throw .malformed("the encapsulated content has extra fields") }
+        var inner = wrapped.makeIterator()
+        guard let octets = inner.next(), inner.next() == nil else {
+            throw .malformed("the signed content must hold exactly one OCTET STRING")
+        }
+        guard let bytes = octetString(octets, depth: 0) else {
+            throw .malformed("the signed content is not an OCTET STRING")
+        }
+        return bytes
+    }
+
+    private static func parseSignerInfo(_ node: ASN1Node) throws(EnvelopeProblem) -> SignerInfo {
+        guard node.identifier == .sequence, case .constructed(let fields) = node.content else {
+            throw .malformed("the SignerInfo is not a SEQUENCE")
+        }
+        var it = fields.makeIterator()
+        guard let version = it.next(), version.identifier == .integer else {
+            throw .malformed("the SignerInfo version is missing")
+        }
+        guard let sid = it.next() else { throw .malformed("the SignerInfo has no signer identifier") }
+        var issuer: ArraySlice<UInt8>?
+        var serial: ArraySlice<UInt8>?
+        if sid.identifier == .sequence, case .constructed(let parts) = sid.content {
+            var p = parts.makeIterator()
+            guard let i = p.next(), i.identifier == .sequence,
+                  let s = p.next(), s.identifier == .integer, p.next() == nil else {
+                throw .malformed("the SignerInfo issuerAndSerialNumber is malformed")
+            }
+            issuer = i.encodedBytes
+            serial = s.encodedBytes
+        } else if sid.identifier != .context0 {
+            throw .malformed("the SignerInfo signer identifier is malformed")
+        }
+        guard let digestAlg = it.next(), let digestOID = algorithmOID(digestAlg) else {
+            throw .malformed("the SignerInfo digest algorithm is malformed")
+        }
+        guard var next = it.next() else { throw .malformed("the SignerInfo is truncated") }
+        var signedAttributes: ASN1Node?
+        if next.identifier == .context0 {
+            guard case .constructed = next.content else {
+                throw .malformed("the SignerInfo signed attributes are malformed")
+            }
+            signedAttributes = next
+            guard let n = it.next() else { throw .malformed("the SignerInfo is truncated") }
+            next = n
+        }
+        guard let signatureOID = algorithmOID(next) else {
+            throw .malformed("the SignerInfo signature algorithm is malformed")
+        }
+        guard let sigNode = it.next(), let signature = octetString(sigNode, depth: 0) else {
+            throw .malformed("the SignerInfo signature is missing")
+        }
+        if let extra = it.next(), extra.identifier != .context1 {
+            throw .malformed("the SignerInfo has unexpected fields")
+        }
+        guard it.next() == nil else { throw .malformed("the SignerInfo has unexpected fields") }
+        return SignerInfo(identifier: sid.encodedBytes, issuer: issuer, serial: serial,
+                          digestOID: digestOID, signatureOID: signatureOID,
+                          signedAttributes: signedAttributes, signature: signature[...])
+    }
+
+    /// The OID of an AlgorithmIdentifier SEQUENCE { OID, params OPTIONAL }.
+    static func algorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+        guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
+        var it = fields.makeIterator()
+        guard let oid = it.next() else { return nil }
+        return oidBytes(oid)
+    }
+
+    static func oidBytes(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content, !bytes.isEmpty else {
+            return nil
+        }
+        return bytes
+    }
+
+    /// Joins a primitive or (BER) constructed OCTET STRING.
+    static func octetString(_ node: ASN1Node, depth: Int) -> [UInt8]? {
+        guard node.identifier == .octetString, depth < 8 else { return nil }
+        switch node.content {
+        case .primitive(let bytes):
+            return Array(bytes)
+        case .constructed(let chunks):
+            var out: [UInt8] = []
+            for chunk in chunks {
+                guard let part = octetString(chunk, depth: depth + 1) else { return nil }
+                out.append(contentsOf: part)
+            }
+            return out
+        }
+    }
+
+    static func oidText(_ bytes: ArraySlice<UInt8>) -> String {
+        var encoded: [UInt8] = [0x06]
+        guard bytes.count < 128 else { return "(an overlong OID)" }
+        encoded.append(UInt8(bytes.count))
+        encoded.append(contentsOf: bytes)
+        if let oid = try? ASN1ObjectIdentifier(derEncoded: encoded) { return oid.description }
+        return "(an invalid OID)"
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? ASN1Error { return "\(e.code)" }
+        return "decoding error"
+    }
+}

@@ -1,0 +1,68 @@
+// Trust anchors: the roots a chain must end in. The store holds roots only (never
+// intermediates), never loads system paths and never allows partial chains.
+// Immutable after init; OpenSSL locks the store internally, so threads may share it.
+
+import COpenSSL
+
+final class TrustAnchors: @unchecked Sendable {
+    let roots: [X509Certificate]
+    let store: OpaquePointer
+
+    /// Builds a store from certificates that must each be a self-signed CA.
+    /// - Parameter what: names the config section in error messages.
+    init(roots: [X509Certificate], what: String) throws(IAPVFailure) {
+        for (i, root) in roots.enumerated() {
+            guard root.isCA, root.isSelfSigned else {
+                throw .config("\(what)[\(i)] (\(root.subject)) is not a self-signed CA certificate; only roots can be anchors")
+            }
+        }
+        guard let store = X509_STORE_new() else { throw IAPVFailure(.noMemory, "could not allocate an X509_STORE") }
+        for root in roots where X509_STORE_add_cert(store, root.raw) != 1 {
+            ERR_clear_error()  // a duplicate root is harmless
+        }
+        self.roots = roots
+        self.store = store
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    /// True when `cert` is byte-for-byte one of the configured roots.
+    func contains(_ cert: X509Certificate) -> Bool {
+        roots.contains { $0.der == cert.der }
+    }
+
+    /// A fresh store for OpenSSL's own PKCS7_verify, with the validation time fixed in it.
+    /// The caller owns the result and frees it with X509_STORE_free.
+    func makeStore(validatingAt seconds: Int64) -> OpaquePointer? {
+        guard let s = X509_STORE_new() else { return nil }
+        for root in roots { _ = X509_STORE_add_cert(s, root.raw) }
+        ERR_clear_error()
+        if let param = X509_STORE_get0_param(s) {
+            X509_VERIFY_PARAM_set_time(param, time_t(seconds))
+        }
+        X509_STORE_set_purpose(s, X509_PURPOSE_ANY)
+        return s
+    }
+
+    /// Reads each PEM string as exactly one certificate.
+    static func certificates(fromPEM pems: [String], what: String) throws(IAPVFailure) -> [X509Certificate] {
+        var out: [X509Certificate] = []
+        for (i, pem) in pems.enumerated() {
+            var bytes = Array(pem.utf8)
+            let cert: X509Certificate? = bytes.withUnsafeMutableBytes { raw in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+                defer { BIO_free(bio) }
+                guard let x = PEM_read_bio_X509(bio, nil, nil, nil) else { return nil }
+                defer { X509_free(x) }
+                return X509Certificate(borrowing: x)
+            }
+            bytes.removeAll()
+            ERR_clear_error()
+            guard let cert else {
+                throw .config("\(what)[\(i)] is not a PEM certificate (expected -----BEGIN CERTIFICATE-----)")
+            }
+            out.append(cert)
+        }
+        return out
+    }
+}

@@ -1,0 +1,220 @@
+// The verifier configuration of SPEC §4.1, parsed strictly from JSON once per verifier.
+// Unknown keys and wrong types are IAPV_E_CONFIG with a message naming the key.
+
+/// Where a receipt was issued, as the accept-set names it.
+public enum ReceiptEnvironment: String, Sendable, CaseIterable {
+    case production = "Production"
+    case sandbox = "Sandbox"
+    case xcode = "Xcode"
+}
+
+/// When to check the receipt's device hash (attribute 5).
+public enum DeviceCheckPolicy: String, Sendable {
+    case ifGiven = "if_given"
+    case required
+    case off
+}
+
+public enum GracePeriodPolicy: String, Sendable {
+    case honor
+    case ignore
+}
+
+public enum ProductType: String, Sendable {
+    case consumable
+    case nonConsumable = "non_consumable"
+    case autoRenewable = "auto_renewable"
+    case nonRenewing = "non_renewing"
+}
+
+/// One catalog entry: how a product grants entitlements.
+public struct ProductRule: Sendable, Equatable {
+    public var type: ProductType
+    public var group: String?
+    /// 1 is the highest tier, as in App Store Connect.
+    public var level: Int64?
+    public var entitlements: [String]
+    public var durationMs: Int64?
+}
+
+public struct VerifierConfig: Sendable {
+    /// `"*"` accepts any app, and results then say the bundle was not checked.
+    public var bundleID: String
+    public var bundleVersions: [String]?
+    public var environments: Set<ReceiptEnvironment> = [.production]
+    public var trustRootsPEM: [String] = []
+    public var includeAppleRoots = true
+    public var xcodeAccept = false
+    public var xcodeRootsPEM: [String] = []
+    public var deviceCheck: DeviceCheckPolicy = .ifGiven
+    public var maxInputBytes: Int = 3 * 1024 * 1024
+    public var maxReceiptAgeMs: Int64?
+    public var gracePeriod: GracePeriodPolicy = .honor
+    /// nil when the config has no `products` section (each product is then its own entitlement).
+    public var products: [String: ProductRule]?
+
+    /// The largest input the library will ever accept, whatever the config says.
+    public static let hardInputLimit = 64 * 1024 * 1024
+
+    public init(bundleID: String) { self.bundleID = bundleID }
+
+    /// Parses the JSON config. Throws `IAPVFailure` with status `.config`.
+    /// - Parameter bundleIDOverride: replaces `bundle_id` (the CLI's `--bundle-id`).
+    public init(json: UnsafeRawBufferPointer, bundleIDOverride: String? = nil) throws(IAPVFailure) {
+        let doc = try JSONDocument(bytes: json, what: "config", status: .config)
+        guard let members = doc.root.members else {
+            throw .config("config: expected a JSON object, got \(doc.root.typeName)")
+        }
+        var bundle: String?
+        var config = VerifierConfig(bundleID: "")
+        for (key, value) in members {
+            let path = "config.\(key)"
+            switch key {
+            case "bundle_id":
+                let s = try ConfigField.string(value, path)
+                guard !s.isEmpty else { throw .config("\(path) must not be empty; use \"*\" to accept any app") }
+                bundle = s
+            case "bundle_versions":
+                config.bundleVersions = try ConfigField.stringArray(value, path)
+            case "environments":
+                var set = Set<ReceiptEnvironment>()
+                for s in try ConfigField.stringArray(value, path) {
+                    guard let env = ReceiptEnvironment(rawValue: s) else {
+                        throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox or Xcode")
+                    }
+                    set.insert(env)
+                }
+                config.environments = set
+            case "trust":
+                for (k, v) in try ConfigField.object(value, path) {
+                    switch k {
+                    case "roots_pem": config.trustRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                    case "include_apple_roots": config.includeAppleRoots = try ConfigField.bool(v, "\(path).\(k)")
+                    default: throw .config("\(path): unknown key \"\(k)\"")
+                    }
+                }
+            case "xcode":
+                for (k, v) in try ConfigField.object(value, path) {
+                    switch k {
+                    case "accept": config.xcodeAccept = try ConfigField.bool(v, "\(path).\(k)")
+                    case "roots_pem": config.xcodeRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                    default: throw .config("\(path): unknown key \"\(k)\"")
+                    }
+                }
+            case "device_check":
+                let s = try ConfigField.string(value, path)
+                guard let p = DeviceCheckPolicy(rawValue: s) else {
+                    throw .config("\(path): unknown value \"\(s)\"; use if_given, required or off")
+                }
+                config.deviceCheck = p
+            case "max_input_bytes":
+                let n = try ConfigField.integer(value, path)
+                guard n > 0, n <= Int64(VerifierConfig.hardInputLimit) else {
+                    throw .config("\(path) must be between 1 and \(VerifierConfig.hardInputLimit)")
+                }
+                config.maxInputBytes = Int(n)
+            case "max_receipt_age_ms":
+                if value.isNull { config.maxReceiptAgeMs = nil; continue }
+                let n = try ConfigField.integer(value, path)
+                guard n >= 0 else { throw .config("\(path) must be >= 0 or null") }
+                config.maxReceiptAgeMs = n
+            case "grace_period":
+                let s = try ConfigField.string(value, path)
+                guard let g = GracePeriodPolicy(rawValue: s) else {
+                    throw .config("\(path): unknown value \"\(s)\"; use honor or ignore")
+                }
+                config.gracePeriod = g
+            case "products":
+                config.products = try ProductCatalogParser.parse(value, path)
+            default:
+                throw .config("config: unknown key \"\(key)\"")
+            }
+        }
+        guard let bundle = bundleIDOverride ?? bundle else { throw .config("config.bundle_id is required (use \"*\" to accept any app)") }
+        config.bundleID = bundle
+        self = config
+    }
+}
+
+/// Typed accessors that name the offending key when the type is wrong.
+enum ConfigField {
+    static func string(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> String {
+        guard let s = v.string else { throw .config("\(path) must be a string, got \(v.typeName)") }
+        return s
+    }
+    static func bool(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> Bool {
+        guard let b = v.bool else { throw .config("\(path) must be a boolean, got \(v.typeName)") }
+        return b
+    }
+    static func integer(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> Int64 {
+        guard let n = v.integer else { throw .config("\(path) must be an integer, got \(v.typeName)") }
+        return n
+    }
+    static func object(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> [(key: String, value: JSONValue)] {
+        guard let m = v.members else { throw .config("\(path) must be an object, got \(v.typeName)") }
+        return m
+    }
+    static func stringArray(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> [String] {
+        guard let items = v.array else { throw .config("\(path) must be an array of strings, got \(v.typeName)") }
+        var out: [String] = []
+        for (i, item) in items.enumerated() {
+            guard let s = item.string else { throw .config("\(path)[\(i)] must be a string, got \(item.typeName)") }
+            out.append(s)
+        }
+        return out
+    }
+}
+
+/// The `products` section: product id → rule.
+enum ProductCatalogParser {
+    static func parse(_ value: JSONValue, _ path: String) throws(IAPVFailure) -> [String: ProductRule] {
+        var catalog: [String: ProductRule] = [:]
+        for (productID, entry) in try ConfigField.object(value, path) {
+            let p = "\(path).\(productID)"
+            guard !productID.isEmpty else { throw .config("\(path): a product id must not be empty") }
+            var type: ProductType?
+            var group: String?
+            var level: Int64?
+            var entitlements: [String]?
+            var duration: Int64?
+            for (k, v) in try ConfigField.object(entry, p) {
+                let kp = "\(p).\(k)"
+                switch k {
+                case "type":
+                    let s = try ConfigField.string(v, kp)
+                    guard let t = ProductType(rawValue: s) else {
+                        throw .config("\(kp): unknown type \"\(s)\"; use consumable, non_consumable, auto_renewable or non_renewing")
+                    }
+                    type = t
+                case "group": group = try ConfigField.string(v, kp)
+                case "level":
+                    let n = try ConfigField.integer(v, kp)
+                    guard n >= 1 else { throw .config("\(kp) must be >= 1 (1 is the highest tier)") }
+                    level = n
+                case "entitlements": entitlements = try ConfigField.stringArray(v, kp)
+                case "duration_ms":
+                    let n = try ConfigField.integer(v, kp)
+                    guard n > 0 else { throw .config("\(kp) must be > 0") }
+                    duration = n
+                default: throw .config("\(p): unknown key \"\(k)\"")
+                }
+            }
+            guard let type else { throw .config("\(p).type is required") }
+            if type == .consumable, let e = entitlements, !e.isEmpty {
+                throw .config("\(p): a consumable grants no entitlements; remove \"entitlements\"")
+            }
+            if type != .autoRenewable, group != nil || level != nil {
+                throw .config("\(p): group and level apply only to auto_renewable products")
+            }
+            if type == .nonRenewing, duration == nil {
+                throw .config("\(p).duration_ms is required for a non_renewing product")
+            }
+            if type != .nonRenewing, duration != nil {
+                throw .config("\(p).duration_ms applies only to non_renewing products")
+            }
+            let grants = type == .consumable ? [] : (entitlements ?? [productID])
+            catalog[productID] = ProductRule(type: type, group: group, level: level, entitlements: grants, durationMs: duration)
+        }
+        return catalog
+    }
+}

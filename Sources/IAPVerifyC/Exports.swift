@@ -1,0 +1,187 @@
+// The C boundary of libiapverify.so. Thin by design: it checks pointers and lengths, boxes
+// handles, maps failures to status codes and copies results into C memory. No logic lives here.
+//
+// Ownership: a verifier handle is a retained `Verifier`; a result handle is a retained
+// `ResultBox` whose strings stay valid until `iapv_result_free`. Nothing here traps: every
+// pointer is optional and checked, and failures become statuses.
+
+import Glibc
+import IAPVerify
+
+/// The C-visible layout of `iapv_error`: int32 code, uint32 reserved, char message[248].
+private let errorMessageOffset = 8
+private let errorMessageCapacity = 248
+
+/// A finished result, copied into malloc'd, NUL-terminated C strings.
+final class ResultBox {
+    let verdict: UnsafeMutablePointer<CChar>
+    let json: UnsafeMutablePointer<CChar>
+    let jsonLength: Int
+    let isValid: Bool
+
+    init?(verdict: String, json: [UInt8], isValid: Bool) {
+        guard let v = ResultBox.copy(Array(verdict.utf8)) else { return nil }
+        guard let j = ResultBox.copy(json) else { free(v); return nil }
+        self.verdict = v
+        self.json = j
+        self.jsonLength = json.count
+        self.isValid = isValid
+    }
+
+    deinit {
+        free(verdict)
+        free(json)
+    }
+
+    private static func copy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
+        bytes.withUnsafeBytes { raw in
+            if let base = raw.baseAddress { memcpy(p, base, bytes.count) }
+        }
+        p[bytes.count] = 0
+        return p
+    }
+}
+
+private func writeError(_ err: UnsafeMutableRawPointer?, _ status: StatusCode, _ message: String) {
+    guard let err else { return }
+    err.storeBytes(of: status.rawValue, toByteOffset: 0, as: Int32.self)
+    err.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
+    let dst = err.advanced(by: errorMessageOffset).assumingMemoryBound(to: UInt8.self)
+    var n = 0
+    // Copy whole UTF-8 scalars only, leaving room for the terminator.
+    for scalar in message.unicodeScalars {
+        let utf8 = Array(String(scalar).utf8)
+        if n + utf8.count > errorMessageCapacity - 1 { break }
+        for b in utf8 { dst[n] = b; n += 1 }
+    }
+    dst[n] = 0
+}
+
+private func fail(_ err: UnsafeMutableRawPointer?, _ failure: IAPVFailure) -> Int32 {
+    writeError(err, failure.status, failure.message)
+    return failure.status.rawValue
+}
+
+private func buffer(_ p: UnsafeRawPointer?, _ len: Int) -> UnsafeRawBufferPointer? {
+    if len == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
+    guard let p, len > 0 else { return nil }
+    return UnsafeRawBufferPointer(start: p, count: len)
+}
+
+private func verifier(_ v: OpaquePointer?) -> Verifier? {
+    guard let v else { return nil }
+    return Unmanaged<Verifier>.fromOpaque(UnsafeRawPointer(v)).takeUnretainedValue()
+}
+
+private func box(_ r: OpaquePointer?) -> ResultBox? {
+    guard let r else { return nil }
+    return Unmanaged<ResultBox>.fromOpaque(UnsafeRawPointer(r)).takeUnretainedValue()
+}
+
+// MARK: - Version and status
+
+@_cdecl("iapv_abi_version")
+public func iapv_abi_version() -> UInt32 { 1 }
+
+private let versionString: StaticString = "0.1.0"
+
+@_cdecl("iapv_version_string")
+public func iapv_version_string() -> UnsafePointer<CChar> {
+    UnsafeRawPointer(versionString.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+private let statusNames: [Int32: StaticString] = [
+    0: "IAPV_OK", -1: "IAPV_E_INVALID_ARGUMENT", -2: "IAPV_E_CONFIG", -3: "IAPV_E_TOO_LARGE",
+    -4: "IAPV_E_NO_MEMORY", -5: "IAPV_E_INTERNAL",
+]
+private let unknownStatus: StaticString = "IAPV_E_UNKNOWN"
+
+@_cdecl("iapv_status_name")
+public func iapv_status_name(_ s: Int32) -> UnsafePointer<CChar> {
+    let name = statusNames[s] ?? unknownStatus
+    return UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+// MARK: - Verifier
+
+@_cdecl("iapv_verifier_new")
+public func iapv_verifier_new(_ config: UnsafePointer<CChar>?, _ len: Int,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                              _ err: UnsafeMutableRawPointer?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let json = buffer(config, len), len > 0 else {
+        return fail(err, IAPVFailure(.invalidArgument, "config_json must not be NULL or empty"))
+    }
+    do {
+        let v = try Verifier(json: json)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(v).toOpaque())
+        return 0
+    } catch {
+        return fail(err, error)
+    }
+}
+
+@_cdecl("iapv_verifier_free")
+public func iapv_verifier_free(_ v: OpaquePointer?) {
+    guard let v else { return }
+    Unmanaged<Verifier>.fromOpaque(UnsafeRawPointer(v)).release()
+}
+
+// MARK: - Calls
+
+@_cdecl("iapv_verify_receipt")
+public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UInt8>?, _ len: Int,
+                                _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                                _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                _ err: UnsafeMutableRawPointer?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let verifier = verifier(v) else { return fail(err, IAPVFailure(.invalidArgument, "verifier must not be NULL")) }
+    guard let input = buffer(receipt, len) else {
+        return fail(err, IAPVFailure(.invalidArgument, "receipt is NULL but len is not 0"))
+    }
+    guard let optionBytes = buffer(options, optionsLen) else {
+        return fail(err, IAPVFailure(.invalidArgument, "options_json is NULL but options_len is not 0"))
+    }
+    do {
+        let opts = try CallOptions(json: optionBytes)
+        let report = try verifier.verifyReceipt(input, options: opts, nowMs: nowMs)
+        guard let result = ResultBox(verdict: report.verdict.rawValue, json: report.resultJSON(), isValid: report.isValid) else {
+            return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
+        }
+        out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
+        return 0
+    } catch {
+        return fail(err, error)
+    }
+}
+
+// MARK: - Results
+
+@_cdecl("iapv_result_verdict")
+public func iapv_result_verdict(_ r: OpaquePointer?) -> UnsafePointer<CChar>? {
+    box(r).map { UnsafePointer($0.verdict) }
+}
+
+@_cdecl("iapv_result_is_valid")
+public func iapv_result_is_valid(_ r: OpaquePointer?) -> Int32 {
+    box(r)?.isValid == true ? 1 : 0
+}
+
+@_cdecl("iapv_result_json")
+public func iapv_result_json(_ r: OpaquePointer?, _ lenOut: UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>? {
+    guard let result = box(r) else {
+        lenOut?.pointee = 0
+        return nil
+    }
+    lenOut?.pointee = result.jsonLength
+    return UnsafePointer(result.json)
+}
+
+@_cdecl("iapv_result_free")
+public func iapv_result_free(_ r: OpaquePointer?) {
+    guard let r else { return }
+    Unmanaged<ResultBox>.fromOpaque(UnsafeRawPointer(r)).release()
+}

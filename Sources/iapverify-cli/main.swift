@@ -1,0 +1,174 @@
+// The `iapverify` command: verify or inspect a receipt file and print the result JSON.
+// Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
+
+import ArgumentParser
+import Glibc
+import IAPVerify
+
+/// An error that ends the command with exit code 2 and one line on stderr.
+struct UsageFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+enum IO {
+    /// Reads a whole file, or stdin for "-".
+    static func read(_ path: String) throws -> [UInt8] {
+        let fp: UnsafeMutablePointer<FILE>? = path == "-" ? stdin : fopen(path, "rb")
+        guard let fp else { throw UsageFailure(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { if path != "-" { fclose(fp) } }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, fp) }
+            if n > 0 { out.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count { break }
+        }
+        if ferror(fp) != 0 { throw UsageFailure(description: "cannot read \(path)") }
+        return out
+    }
+
+    static func printJSON(_ json: [UInt8], pretty: Bool) {
+        let bytes = pretty ? JSONFormatting.pretty(json) : json
+        bytes.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
+        fputs("\n", stdout)
+        fflush(stdout)
+    }
+
+    static func warn(_ line: String) { fputs("iapverify: \(line)\n", stderr) }
+}
+
+/// Options shared by the commands that build a verifier.
+struct VerifierOptions: ParsableArguments {
+    @Option(name: .long, help: "Verifier config JSON file (SPEC §4.1).")
+    var config: String?
+
+    @Option(name: .customLong("bundle-id"), help: "Expected bundle id; overrides the config's.")
+    var bundleID: String?
+
+    @Option(name: .long, help: "Trusted current time: Unix ms or RFC 3339 (default: the system clock).")
+    var now: String?
+
+    @Option(name: .long, help: "Per-call options JSON file (SPEC §4.2).")
+    var options: String?
+
+    @Flag(name: .long, help: "Indent the result JSON.")
+    var pretty = false
+
+    func makeVerifier() throws -> Verifier {
+        do {
+            if let config {
+                let bytes = try IO.read(config)
+                let cfg = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in
+                    try VerifierConfig(json: raw, bundleIDOverride: bundleID)
+                }
+                return try Verifier(config: cfg)
+            }
+            var cfg = VerifierConfig(bundleID: bundleID ?? "*")
+            if bundleID == nil { IO.warn("no --bundle-id or --config: accepting receipts for any app (bundle_id \"*\")") }
+            cfg.environments = [.production, .sandbox]
+            return try Verifier(config: cfg)
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+    }
+
+    func nowMs() throws -> Int64 {
+        if let now {
+            guard let ms = Timestamp.parse(now) else {
+                throw UsageFailure(description: "--now \(now) is neither Unix milliseconds nor an RFC 3339 date")
+            }
+            return ms
+        }
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    func callOptions() throws -> CallOptions {
+        guard let options else { return CallOptions() }
+        let bytes = try IO.read(options)
+        do {
+            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }
+        } catch let error as IAPVFailure {
+            throw UsageFailure(description: "\(error.status.name): \(error.message)")
+        }
+    }
+}
+
+struct ReceiptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receipt", abstract: "Verify an App Store receipt (DER or base64) and print the verdict.")
+
+    @Argument(help: "Receipt file, or - for stdin.")
+    var file: String
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        let verifier = try common.makeVerifier()
+        let now = try common.nowMs()
+        let options = try common.callOptions()
+        let input = try IO.read(file)
+        let report: ReceiptReport
+        do {
+            report = try input.withUnsafeBytes { raw throws(IAPVFailure) in
+                try verifier.verifyReceipt(raw, options: options, nowMs: now)
+            }
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+        IO.printJSON(report.resultJSON(), pretty: common.pretty)
+        if !report.isValid { throw ExitCode(1) }
+    }
+}
+
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).")
+
+    @Argument(help: "Receipt file, or - for stdin.")
+    var file: String
+
+    @Flag(name: .long, help: "Indent the result JSON.")
+    var pretty = false
+
+    func run() throws {
+        let input = try IO.read(file)
+        let (json, decoded) = input.withUnsafeBytes { ReceiptInspector.inspect($0) }
+        IO.printJSON(json, pretty: pretty)
+        if !decoded { throw ExitCode(1) }
+    }
+}
+
+struct IAPVerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "iapverify",
+        abstract: "Verify App Store receipts locally.",
+        version: "0.1.0",
+        subcommands: [ReceiptCommand.self, InspectCommand.self])
+}
+
+/// Runs the command with SPEC §9 exit codes (ArgumentParser's own usage code 64 becomes 2).
+func runMain() -> Int32 {
+    do {
+        var command = try IAPVerifyCommand.parseAsRoot()
+        try command.run()
+        return 0
+    } catch let exit as ExitCode {
+        return exit.rawValue
+    } catch let usage as UsageFailure {
+        IO.warn(usage.description)
+        return 2
+    } catch {
+        let code = IAPVerifyCommand.exitCode(for: error)
+        let message = IAPVerifyCommand.fullMessage(for: error)
+        if code == .success {
+            print(message)
+            return 0
+        }
+        fputs(message + "\n", stderr)
+        return 2
+    }
+}
+
+exit(runMain())
