@@ -43,7 +43,8 @@ let package = Package(
         .testTarget(
             name: "IAPVerifyTests",
             dependencies: ["IAPVerify", "IAPVerifyC"],
-            resources: [.copy("Fixtures")]
+            resources: [.copy("Fixtures")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]
 )

@@ -26,8 +26,8 @@ public struct ReceiptReport: Sendable {
 
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
-    /// Decoded fields are trusted only for a valid receipt.
-    public var trusted: Bool { isValid }
+    /// Decoded fields are trusted only for a valid receipt whose signature was checked.
+    public var trusted: Bool { isValid && state("signature") == .ok }
 
     public init() {}
 

@@ -271,6 +271,12 @@ extension Verifier {
             report.fail("signature", .signatureInvalid, "OpenSSL PKCS7_verify rejects the signature")
             return false
         }
+        // PKCS7_verify picks the scheme from the key and ignores the SignerInfo's algorithm OID;
+        // a mislabelled signature is rejected here as on the cached path.
+        guard signer.publicKey()?.scheme == scheme.0 else {
+            report.fail("signature", .signatureInvalid, "the signing key type does not match the SignerInfo signature algorithm")
+            return false
+        }
         report.mark("signature", .ok)
         return true
     }

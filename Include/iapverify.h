@@ -1,0 +1,108 @@
+/*
+ * iapverify.h: the C ABI of libiapverify, one audited App Store purchase validator.
+ *
+ * Conventions
+ *   - Every function returns an iapv_status (0 = the call answered) or a plain value.
+ *     A forged, expired or foreign receipt is a normal answer: IAPV_OK plus a verdict.
+ *   - Input bytes come as (pointer, length) and are never NUL-terminated.
+ *   - The library does no I/O, reads no clock and starts no threads. Time comes from now_ms
+ *     (Unix milliseconds, UTC) passed by the caller.
+ *   - Ownership: handles returned through an out-parameter belong to the caller and are
+ *     released with the matching *_free function. Strings returned by accessors are borrowed
+ *     and stay valid until their handle is freed. The library never returns memory that the
+ *     caller must free().
+ *   - Threads: an iapv_verifier is immutable and may be used by any number of threads at once.
+ *     An iapv_result belongs to one caller; read it from one thread at a time. Do not free a
+ *     handle while another thread still uses it.
+ */
+#ifndef IAPVERIFY_H
+#define IAPVERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ---------------------------------------------------------------------------- */
+
+#define IAPV_ABI_VERSION 1
+
+/* The ABI version of the loaded library; compare with IAPV_ABI_VERSION. Thread-safe. */
+uint32_t iapv_abi_version(void);
+
+/* The library version, e.g. "0.1.0". Static storage; never free it. Thread-safe. */
+const char *iapv_version_string(void);
+
+/* ---- status ----------------------------------------------------------------------------- */
+
+/* Could the call answer? 0 = yes, negative = no (see the error message for why). */
+typedef int32_t iapv_status;
+#define IAPV_OK                   0
+#define IAPV_E_INVALID_ARGUMENT  -1   /* NULL where not allowed, bad options JSON, bad now */
+#define IAPV_E_CONFIG            -2   /* verifier config rejected */
+#define IAPV_E_TOO_LARGE         -3   /* input over the configured cap */
+#define IAPV_E_NO_MEMORY         -4
+#define IAPV_E_INTERNAL          -5
+
+/* The macro name of a status, e.g. "IAPV_E_CONFIG"; "IAPV_E_UNKNOWN" for other values.
+ * Static storage; never free it. Thread-safe. */
+const char *iapv_status_name(iapv_status s);
+
+/* Caller-allocated error details. May be NULL wherever it is accepted. Written only when the
+ * status is not IAPV_OK; message is always NUL-terminated UTF-8 and says what to fix. */
+typedef struct iapv_error {
+    int32_t  code;          /* the same iapv_status the call returned */
+    uint32_t reserved;
+    char     message[248];
+} iapv_error;
+
+/* ---- handles ---------------------------------------------------------------------------- */
+
+typedef struct iapv_verifier iapv_verifier;   /* immutable, shareable across threads */
+typedef struct iapv_result   iapv_result;     /* per call, owned by the caller */
+
+/* Builds a verifier from a JSON config (SPEC §4.1). config_json need not be NUL-terminated.
+ * On success *out receives a handle to release with iapv_verifier_free; on failure *out is
+ * NULL and the status is IAPV_E_CONFIG (with a message naming the key) or another error.
+ * Thread-safe. */
+iapv_status iapv_verifier_new(const char *config_json, size_t config_len,
+                              iapv_verifier **out, iapv_error *err);
+
+/* Releases a verifier. NULL is fine. No other thread may be using it. */
+void iapv_verifier_free(iapv_verifier *v);
+
+/* ---- calls ------------------------------------------------------------------------------ */
+
+/* Verifies an App Store app receipt: DER, or base64 (standard or URL-safe alphabet, padding
+ * optional, whitespace ignored). options_json holds per-call options (SPEC §4.2) and may be
+ * NULL with options_len 0. now_ms is the caller's trusted time.
+ * Returns IAPV_OK with *out set to a result whose verdict says what the receipt is worth, or an
+ * error status with *out NULL: IAPV_E_TOO_LARGE over max_input_bytes, IAPV_E_INVALID_ARGUMENT
+ * for bad options or a missing device_id under device_check "required".
+ * Thread-safe: any number of threads may share v. The input is read only during the call. */
+iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, size_t len,
+                                const char *options_json, size_t options_len, int64_t now_ms,
+                                iapv_result **out, iapv_error *err);
+
+/* ---- results ---------------------------------------------------------------------------- */
+
+/* The verdict, e.g. "valid" or "signature_invalid". Borrowed from r; NULL if r is NULL. */
+const char *iapv_result_verdict(const iapv_result *r);
+
+/* 1 when the verdict is "valid", else 0 (also for NULL). */
+int iapv_result_is_valid(const iapv_result *r);
+
+/* The result as UTF-8 JSON (SPEC §5.2), NUL-terminated; its length (without the NUL) goes to
+ * *len_out when len_out is not NULL. Borrowed from r; NULL if r is NULL. */
+const char *iapv_result_json(const iapv_result *r, size_t *len_out);
+
+/* Releases a result and every string borrowed from it. NULL is fine. */
+void iapv_result_free(iapv_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IAPVERIFY_H */

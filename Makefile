@@ -1,0 +1,87 @@
+# iapverify: build, test, benchmark and install.
+#   make            release libiapverify.so (Swift runtime linked in) and the iapverify CLI
+#   make demo       verify a real receipt bundled in the repo and print the purchases
+#   make test       every test: Swift tests, ABI/header checks, installed-library C test, CLI
+#   make bench      receipts per second against a plain C PKCS7_verify loop
+#   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc
+
+VERSION     := 0.1.0
+SONAME      := libiapverify.so.1
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+PKGCONFIGDIR?= $(LIBDIR)/pkgconfig
+
+SWIFT       ?= swift
+RELEASE_DIR := .build-release
+OUT         := build
+CC          ?= cc
+CXX         ?= c++
+
+.PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bench install uninstall clean
+
+all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify
+
+SOURCES := $(shell find Sources Include -type f) Package.swift
+
+$(OUT)/.built: $(SOURCES)
+	$(SWIFT) build -c release -Xswiftc -static-stdlib --scratch-path $(RELEASE_DIR)
+	@mkdir -p $(OUT)/lib $(OUT)/bin
+	@touch $@
+
+$(OUT)/lib/$(SONAME): $(OUT)/.built
+	cp $(RELEASE_DIR)/release/libiapverify.so $(OUT)/lib/libiapverify.so.$(VERSION)
+	strip --strip-unneeded $(OUT)/lib/libiapverify.so.$(VERSION)
+	ln -sf libiapverify.so.$(VERSION) $(OUT)/lib/$(SONAME)
+	ln -sf $(SONAME) $(OUT)/lib/libiapverify.so
+
+$(OUT)/bin/iapverify: $(OUT)/.built
+	cp $(RELEASE_DIR)/release/iapverify-cli $@
+	strip $@
+
+bootstrap:
+	@scripts/bootstrap
+
+# CVE-2026-45447 (use-after-free in PKCS7_verify) is fixed in Debian's 3.0.20-1~deb12u2.
+check-openssl:
+	@v=$$(dpkg-query -W -f='$${Version}' libssl3 2>/dev/null); \
+	if ! dpkg --compare-versions "$$v" ge 3.0.20-1~deb12u2; then \
+	  echo "error: libssl3 is '$$v'; iapverify needs >= 3.0.20-1~deb12u2 (CVE-2026-45447). Run scripts/bootstrap." >&2; exit 1; \
+	fi
+
+demo: bootstrap all
+	@echo "== iapverify receipt: a real sandbox receipt (RevenueCat sample app), checked at 2030-01-01"
+	@$(OUT)/bin/iapverify receipt Tests/IAPVerifyTests/Fixtures/receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der \
+	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
+	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
+
+test: bootstrap check-openssl all swift-test c-test cli-test
+	@echo "make test: all tests passed"
+
+swift-test:
+	$(SWIFT) test --parallel
+
+c-test: all
+	Tests/c/run.sh
+
+cli-test: all
+	Tests/cli/run.sh
+
+bench: bootstrap all
+	Benchmarks/run.sh
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(OUT)/lib/libiapverify.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libiapverify.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libiapverify.so
+	install -m 0644 Include/iapverify.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' iapverify.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+
+clean:
+	rm -rf $(OUT) $(RELEASE_DIR) .build
