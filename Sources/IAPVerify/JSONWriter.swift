@@ -1,6 +1,8 @@
 // Writing result JSON. Input JSON is parsed by Jansson; output is appended straight into one byte
 // buffer, which avoids building a Jansson tree (hundreds of allocations) for every result.
 
+import COpenSSL
+
 /// An append-only JSON emitter. Callers write keys and values in order; commas are automatic.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
@@ -29,11 +31,45 @@ struct JSONWriter {
 
     mutating func string(_ s: String) { separate(); appendQuoted(s) }
     mutating func string(_ s: String?) { if let s { string(s) } else { null() } }
-    mutating func int(_ v: Int64) { separate(); bytes.append(contentsOf: String(v).utf8) }
+    mutating func int(_ v: Int64) {
+        separate()
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = v.magnitude
+        var digits: (UInt64, UInt64) = (0, 0)  // up to 20 digits, written right to left
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buf in
+            repeat {
+                buf[15 - count] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0 && count < 16
+            if magnitude > 0 {  // more than 16 digits: finish with the slow path
+                bytes.append(contentsOf: String(magnitude).utf8)
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[(16 - count)..<16]))
+        }
+    }
     mutating func int(_ v: Int64?) { if let v { int(v) } else { null() } }
     mutating func bool(_ v: Bool) { separate(); bytes.append(contentsOf: (v ? "true" : "false").utf8) }
     mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
     mutating func null() { separate(); bytes.append(contentsOf: "null".utf8) }
+
+    /// A JSON string holding `raw` as standard base64, encoded straight into the buffer.
+    mutating func base64(_ raw: [UInt8]) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        if !raw.isEmpty, raw.count < Int(Int32.max) / 2 {
+            let start = bytes.count
+            let needed = (raw.count + 2) / 3 * 4
+            bytes.append(contentsOf: repeatElement(0, count: needed + 1))
+            let written = bytes.withUnsafeMutableBufferPointer { out -> Int32 in
+                guard let base = out.baseAddress else { return 0 }
+                return raw.withUnsafeBufferPointer { EVP_EncodeBlock(base + start, $0.baseAddress, Int32($0.count)) }
+            }
+            bytes.removeLast(needed + 1 - Int(max(0, written)))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     /// Appends an already-serialised JSON value verbatim.
     mutating func rawJSON(_ json: [UInt8]) { separate(); bytes.append(contentsOf: json) }
@@ -44,6 +80,17 @@ struct JSONWriter {
 
     private mutating func appendQuoted(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
+        var s = s
+        let clean = s.withUTF8 { utf8 -> Bool in
+            // Fast path: nothing to escape, copy the bytes at once.
+            for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if clean {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])

@@ -69,19 +69,16 @@ enum PayloadProblem: Error {
 enum ReceiptPayloadDecoder {
     /// Decodes the payload bytes (the signed content).
     static func decode(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
-        let root: ASN1Node
-        do {
-            root = try BER.parse(bytes)
-        } catch {
-            throw .malformed("the payload is not a valid DER/BER structure")
-        }
-        guard root.identifier == .set, case .constructed(let attributes) = root.content else {
-            throw .malformed("the payload is not a SET of receipt attributes")
-        }
         var receipt = ReceiptPayload()
         var seen = Set<Int64>()
-        for node in attributes {
-            let (type, version, value) = try attribute(node)
+        try AttributeSet.forEach(bytes[...], what: "the payload") { (type, version, value) throws(PayloadProblem) in
+            try apply(type, version, value, to: &receipt, seen: &seen)
+        }
+        return receipt
+    }
+
+    private static func apply(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>, to receipt: inout ReceiptPayload,
+                              seen: inout Set<Int64>) throws(PayloadProblem) {
             if type != 17 {
                 guard seen.insert(type).inserted else {
                     throw .malformed("attribute \(type) appears more than once")
@@ -113,27 +110,27 @@ enum ReceiptPayloadDecoder {
             default:
                 receipt.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
             }
-        }
-        return receipt
     }
 
     private static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
-        let root: ASN1Node
-        do {
-            root = try BER.parse(bytes)
-        } catch {
-            throw .malformed("an in-app record is not a valid DER/BER structure")
-        }
-        guard root.identifier == .set, case .constructed(let attributes) = root.content else {
-            throw .malformed("an in-app record is not a SET of attributes")
-        }
         var p = InAppPurchase()
-        var seen = Set<Int64>()
-        for node in attributes {
-            let (type, version, value) = try attribute(node)
-            guard seen.insert(type).inserted else {
-                throw .malformed("in-app attribute \(type) appears more than once")
+        var seen: UInt32 = 0  // in-app types 1700...1731, one bit each
+        var seenOther = Set<Int64>()
+        try AttributeSet.forEach(bytes, what: "an in-app record") { (type, version, value) throws(PayloadProblem) in
+            if type >= 1700, type < 1732 {
+                let bit = UInt32(1) << UInt32(type - 1700)
+                guard seen & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
+                seen |= bit
+            } else {
+                guard seenOther.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
             }
+            try applyInApp(type, version, value, to: &p)
+        }
+        return p
+    }
+
+    private static func applyInApp(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>,
+                                   to p: inout InAppPurchase) throws(PayloadProblem) {
             switch type {
             case 1701: p.quantity = try integer(value, type)
             case 1702: p.productID = try string(value, type)
@@ -151,26 +148,6 @@ enum ReceiptPayloadDecoder {
             default:
                 p.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
             }
-        }
-        return p
-    }
-
-    /// One `SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
-    private static func attribute(_ node: ASN1Node) throws(PayloadProblem) -> (Int64, Int64, ArraySlice<UInt8>) {
-        guard node.identifier == .sequence, case .constructed(let fields) = node.content else {
-            throw .malformed("a receipt attribute is not a SEQUENCE")
-        }
-        var it = fields.makeIterator()
-        guard let t = it.next(), let v = it.next(), let o = it.next(), it.next() == nil else {
-            throw .malformed("a receipt attribute does not have exactly 3 fields")
-        }
-        guard let type = int64(t), let version = int64(v) else {
-            throw .malformed("a receipt attribute type or version is not a 64-bit INTEGER")
-        }
-        guard o.identifier == .octetString, case .primitive(let value) = o.content else {
-            throw .malformed("attribute \(type) value is not a primitive OCTET STRING")
-        }
-        return (type, version, value)
     }
 
     /// A two's-complement INTEGER that fits in 64 bits.
@@ -195,44 +172,61 @@ enum ReceiptPayloadDecoder {
         return v
     }
 
-    /// The inner value parsed as one primitive node of the expected tag(s).
-    private static func inner(_ value: ArraySlice<UInt8>, _ tags: [ASN1Identifier], _ type: Int64, _ what: String)
-        throws(PayloadProblem) -> (ASN1Identifier, ArraySlice<UInt8>) {
-        guard let node = try? BER.parse(value), tags.contains(node.identifier),
-              case .primitive(let content) = node.content else {
+    /// The inner value: exactly one primitive, definite-length TLV with one of the expected tags.
+    /// These values are tiny leaves (a string, a date, an INTEGER), so they are read directly
+    /// instead of building a swift-asn1 node tree per attribute, which dominated decoding time.
+    private static func inner(_ value: ArraySlice<UInt8>, _ tags: UInt8..., type: Int64, _ what: String)
+        throws(PayloadProblem) -> ArraySlice<UInt8> {
+        guard let (tag, content) = primitiveTLV(value), tags.contains(tag) else {
             throw .malformed("attribute \(type) does not hold \(what)")
         }
-        return (node.identifier, content)
+        return content
+    }
+
+    /// Splits one universal, primitive TLV with a definite length that covers the rest exactly.
+    static func primitiveTLV(_ bytes: ArraySlice<UInt8>) -> (tag: UInt8, content: ArraySlice<UInt8>)? {
+        var i = bytes.startIndex
+        guard i < bytes.endIndex else { return nil }
+        let tag = bytes[i]
+        guard tag & 0xE0 == 0, tag & 0x1F != 0x1F else { return nil }  // universal, primitive, short tag
+        i += 1
+        guard i < bytes.endIndex else { return nil }
+        let first = bytes[i]
+        i += 1
+        var length = 0
+        if first < 0x80 {
+            length = Int(first)
+        } else {
+            let n = Int(first & 0x7F)
+            guard n >= 1, n <= 4, bytes.endIndex - i >= n else { return nil }  // no indefinite form here
+            for _ in 0..<n {
+                length = length << 8 | Int(bytes[i])
+                i += 1
+            }
+        }
+        guard bytes.endIndex - i == length else { return nil }
+        return (tag, bytes[i...])
     }
 
     private static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
-        var it = bytes.makeIterator()
-        var decoder = UTF8()
-        var out = String.UnicodeScalarView()
-        while true {
-            switch decoder.decode(&it) {
-            case .scalarValue(let s): out.append(s)
-            case .emptyInput: return String(out)
-            case .error: return nil
-            }
-        }
+        String(validating: bytes, as: UTF8.self)
     }
 
     /// Attribute 2 must be a UTF8String (SPEC §5 check 9).
     private static func utf8Strict(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> (String, [UInt8]) {
-        let (_, content) = try inner(value, [.utf8String], type, "a UTF8String")
+        let content = try inner(value, 0x0C, type: type, "a UTF8String")
         guard let s = validUTF8(content) else { throw .malformed("attribute \(type) is not valid UTF-8") }
         return (s, Array(content))
     }
 
     private static func string(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> String {
-        let (_, content) = try inner(value, [.utf8String, .ia5String, .printableString], type, "a string")
+        let content = try inner(value, 0x0C, 0x16, 0x13, type: type, "a string")
         guard let s = validUTF8(content) else { throw .malformed("attribute \(type) is not valid UTF-8") }
         return s
     }
 
     private static func integer(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> Int64 {
-        let (_, content) = try inner(value, [.integer], type, "an INTEGER")
+        let content = try inner(value, 0x02, type: type, "an INTEGER")
         guard let n = int64(content) else { throw .malformed("attribute \(type) does not fit in 64 bits") }
         return n
     }
@@ -247,11 +241,105 @@ enum ReceiptPayloadDecoder {
 
     /// An RFC 3339 IA5String; an empty string means absent.
     private static func date(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> Int64? {
-        let (_, content) = try inner(value, [.ia5String, .utf8String], type, "an IA5String date")
+        let content = try inner(value, 0x16, 0x0C, type: type, "an IA5String date")
         if content.isEmpty { return nil }
         guard let ms = RFC3339.milliseconds(content) else {
             throw .malformed("attribute \(type) is not an RFC 3339 date")
         }
         return ms
+    }
+}
+
+/// Walks a `SET OF SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
+///
+/// Receipts hold thousands of these small attributes, and building a swift-asn1 node tree for
+/// each in-app record dominated verification time (about 120k instructions per record). So the
+/// common case, definite-length encoding, is read by a direct walk over TLV headers; anything
+/// else (BER indefinite lengths from Xcode, or malformed input) goes through swift-asn1's BER
+/// parser, which gives the same attributes or the precise error. A test decodes every fixture
+/// both ways and compares.
+enum AttributeSet {
+    static func forEach(_ bytes: ArraySlice<UInt8>, what: String,
+                        _ body: (Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void) throws(PayloadProblem) {
+        if let attributes = direct(bytes) {
+            for a in attributes { try body(a.type, a.version, a.value) }
+            return
+        }
+        try viaSwiftASN1(bytes, what: what, body)
+    }
+
+    struct Attribute {
+        var type: Int64
+        var version: Int64
+        var value: ArraySlice<UInt8>
+    }
+
+    /// The direct walk; nil when the bytes are not plain definite-length TLVs of that shape.
+    static func direct(_ bytes: ArraySlice<UInt8>) -> [Attribute]? {
+        guard let set = header(bytes, bytes.startIndex, end: bytes.endIndex), set.tag == 0x31,
+              set.end == bytes.endIndex else { return nil }
+        var out: [Attribute] = []
+        var i = set.start
+        while i < set.end {
+            guard let seq = header(bytes, i, end: set.end), seq.tag == 0x30,
+                  let t = header(bytes, seq.start, end: seq.end), t.tag == 0x02,
+                  let v = header(bytes, t.end, end: seq.end), v.tag == 0x02,
+                  let o = header(bytes, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
+                  let type = ReceiptPayloadDecoder.int64(bytes[t.start..<t.end]),
+                  let version = ReceiptPayloadDecoder.int64(bytes[v.start..<v.end]) else { return nil }
+            out.append(Attribute(type: type, version: version, value: bytes[o.start..<o.end]))
+            i = seq.end
+        }
+        return out
+    }
+
+    /// One TLV header at `i` with a low tag number and a definite length that fits before `end`.
+    private static func header(_ b: ArraySlice<UInt8>, _ i: Int, end: Int) -> (tag: UInt8, start: Int, end: Int)? {
+        guard i + 2 <= end else { return nil }
+        let tag = b[i]
+        guard tag & 0x1F != 0x1F else { return nil }
+        let first = b[i + 1]
+        var start = i + 2
+        var length = 0
+        if first >= 0x80 {
+            let n = Int(first & 0x7F)
+            guard n >= 1, n <= 4, start + n <= end else { return nil }
+            for k in 0..<n { length = length << 8 | Int(b[start + k]) }
+            start += n
+        } else {
+            length = Int(first)
+        }
+        guard length <= end - start else { return nil }
+        return (tag, start, start + length)
+    }
+
+    /// The reference decoding through swift-asn1 (BER), used for everything the walk declines.
+    static func viaSwiftASN1(_ bytes: ArraySlice<UInt8>, what: String,
+                             _ body: (Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void) throws(PayloadProblem) {
+        let root: ASN1Node
+        do {
+            root = try BER.parse(bytes)
+        } catch {
+            throw .malformed("\(what) is not a valid DER/BER structure")
+        }
+        guard root.identifier == .set, case .constructed(let attributes) = root.content else {
+            throw .malformed("\(what) is not a SET of receipt attributes")
+        }
+        for node in attributes {
+            guard node.identifier == .sequence, case .constructed(let fields) = node.content else {
+                throw .malformed("a receipt attribute is not a SEQUENCE")
+            }
+            var it = fields.makeIterator()
+            guard let t = it.next(), let v = it.next(), let o = it.next(), it.next() == nil else {
+                throw .malformed("a receipt attribute does not have exactly 3 fields")
+            }
+            guard let type = ReceiptPayloadDecoder.int64(t), let version = ReceiptPayloadDecoder.int64(v) else {
+                throw .malformed("a receipt attribute type or version is not a 64-bit INTEGER")
+            }
+            guard o.identifier == .octetString, case .primitive(let value) = o.content else {
+                throw .malformed("attribute \(type) value is not a primitive OCTET STRING")
+            }
+            try body(type, version, value)
+        }
     }
 }

@@ -40,8 +40,10 @@ extension ReceiptReport {
         w.field("app_item_id", p.appItemID)
         w.field("download_id", p.downloadID)
         w.field("version_external_identifier", p.versionExternalIdentifier)
-        w.field("opaque_value_base64", p.opaqueValue.map { Base64.encode($0) })
-        w.field("sha1_hash_base64", p.sha1Hash.map { Base64.encode($0) })
+        w.key("opaque_value_base64")
+        if let v = p.opaqueValue { w.base64(v) } else { w.null() }
+        w.key("sha1_hash_base64")
+        if let v = p.sha1Hash { w.base64(v) } else { w.null() }
         w.key("signing")
         w.beginObject()
         w.field("digest", digest?.rawValue)
@@ -93,7 +95,8 @@ extension ReceiptReport {
             w.beginObject()
             w.field("type", a.type)
             w.field("version", a.version)
-            w.field("value_base64", Base64.encode(a.value))
+            w.key("value_base64")
+            w.base64(a.value)
             w.endObject()
         }
         w.endArray()

@@ -159,6 +159,50 @@ final class CodecTests: XCTestCase {
         XCTAssertNil(ReceiptPayloadDecoder.int64([]))
     }
 
+    func testJSONWriterBase64() {
+        for raw: [UInt8] in [[], [1], [1, 2], [1, 2, 3], Array(0...255)] {
+            var w = JSONWriter()
+            w.base64(raw)
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "\"\(Data(raw).base64EncodedString())\"")
+        }
+    }
+
+    /// The direct attribute walk and swift-asn1's BER parser must see the same attributes.
+    func testAttributeWalkAgreesWithSwiftASN1OnEveryFixture() throws {
+        let files = Fixtures.list("receipts").map { "receipts/\($0)" } + Fixtures.list("xcode").map { "xcode/\($0)" }
+            + Fixtures.list("fakepki").map { "fakepki/\($0)" }
+        var sets = 0
+        for file in files {
+            guard let envelope = try? SignedDataParser.parse(Fixtures.data(file)) else { continue }
+            var pending: [ArraySlice<UInt8>] = [envelope.content[...]]
+            while let bytes = pending.popLast() {
+                var viaASN1: [String] = []
+                do {
+                    try AttributeSet.viaSwiftASN1(bytes, what: "x") { (t, v, value) throws(PayloadProblem) in
+                        viaASN1.append("\(t)/\(v)/\(Array(value))")
+                        if t == 17 { pending.append(value) }
+                    }
+                } catch {
+                    XCTAssertNil(AttributeSet.direct(bytes), "\(file): the walk accepts what swift-asn1 rejects")
+                    continue
+                }
+                if let direct = AttributeSet.direct(bytes) {
+                    XCTAssertEqual(direct.map { "\($0.type)/\($0.version)/\(Array($0.value))" }, viaASN1, file)
+                }
+                sets += 1
+            }
+        }
+        XCTAssertGreaterThan(sets, 300)
+    }
+
+    func testJSONWriterIntegers() {
+        for v: Int64 in [0, 7, -7, 10, 1_000_000_000_000_000_00, Int64.max, Int64.min, 1_234_567_890_123_456_789, -100_000_000_000_000_000] {
+            var w = JSONWriter()
+            w.int(v)
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(v))
+        }
+    }
+
     func testJSONWriterEscapes() {
         var w = JSONWriter()
         w.beginObject()

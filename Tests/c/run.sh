@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# ABI tests for the release library: header hygiene, exported symbols, SONAME, dependencies,
+# and a C program built against the installed library through pkg-config.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+LIB=build/lib/libiapverify.so.1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "c-test FAILED: $*" >&2; exit 1; }
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+
+echo "-- header compiles as C99 -pedantic -Werror and as C++"
+$CC -std=c99 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.c -o "$TMP/h_c"
+$CXX -std=c++11 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.cpp -o "$TMP/h_cxx"
+"$TMP/h_c" && "$TMP/h_cxx"
+
+echo "-- exported symbols equal Tests/c/exported-symbols.txt"
+nm -D -g --defined-only "$LIB" | awk '{print $3}' | sort > "$TMP/symbols"
+diff -u Tests/c/exported-symbols.txt "$TMP/symbols" || fail "exported symbols differ from the committed list"
+grep -o 'iapv_[a-z_0-9]*(' Include/iapverify.h | tr -d '(' | sort -u > "$TMP/declared"
+diff -u "$TMP/declared" Tests/c/exported-symbols.txt || fail "the header's functions differ from the exported symbols"
+
+echo "-- SONAME and RUNPATH"
+readelf -d "$LIB" | grep -q 'Library soname: \[libiapverify.so.1\]' || fail "SONAME is not libiapverify.so.1"
+if readelf -d "$LIB" | grep -E 'RUNPATH|RPATH' | grep -q -E 'swift|/opt|/usr/lib/swift'; then fail "RUNPATH points into the toolchain"; fi
+
+echo "-- dependencies: no libswift, nothing beyond libc/libm/libstdc++/libgcc_s/libcrypto/libjansson"
+ldd "$LIB" | tee "$TMP/ldd"
+if grep -q libswift "$TMP/ldd"; then fail "libswift in ldd"; fi
+extra=$(awk '{print $1}' "$TMP/ldd" | grep -v -E '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libcrypto\.so\.3|libjansson\.so\.4)$' || true)
+[ -z "$extra" ] || fail "unexpected dependencies: $extra"
+
+echo "-- a C program built against the installed library via pkg-config"
+make -s install PREFIX="$TMP/prefix" >/dev/null
+test -L "$TMP/prefix/lib/libiapverify.so" && test -L "$TMP/prefix/lib/libiapverify.so.1" || fail "SONAME symlinks missing"
+export PKG_CONFIG_PATH="$TMP/prefix/lib/pkgconfig"
+$CC -std=c99 -Wall -Werror Tests/c/verify_receipt.c $(pkg-config --cflags --libs iapverify) \
+    -Wl,-rpath,"$TMP/prefix/lib" -o "$TMP/verify_receipt"
+readelf -d "$TMP/verify_receipt" | grep -q 'NEEDED.*libiapverify.so.1' || fail "consumer does not record the SONAME"
+"$TMP/verify_receipt" '{"bundle_id":"com.dashedspace.analytics"}' \
+    Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 \
+    | tee "$TMP/out"
+grep -q '^verdict=valid valid=1' "$TMP/out" || fail "installed library did not verify the receipt"
+set +e
+"$TMP/verify_receipt" '{"bundle_id":"com.other.app"}' \
+    Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 > "$TMP/out2"
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q '^verdict=bundle_mismatch' "$TMP/out2" || fail "a foreign bundle id was not rejected"
+echo "c-test: OK"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# CLI tests: outputs and the exit codes of SPEC §9 (0 valid, 1 other verdict, 2 usage/config/input).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=build/bin/iapverify
+FX=Tests/IAPVerifyTests/Fixtures
+R=$FX/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+expect() {  # expect EXIT_CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2; shift 3
+  "$@" > "$TMP/out" 2> "$TMP/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL ($what): exit $got, wanted $want"; sed 's/^/  stderr: /' "$TMP/err" | head -3; failures=$((failures + 1))
+  else
+    echo "ok   ($what)"
+  fi
+}
+has() { grep -q -- "$1" "$TMP/$2" || { echo "FAIL: '$1' not in $2"; failures=$((failures + 1)); }; }
+
+expect 0 "valid receipt" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 2030-01-01T00:00:00Z
+has '"verdict":"valid"' out
+expect 1 "foreign bundle id" -- $BIN receipt "$R" --bundle-id com.example.other --now 1893456000000
+has '"verdict":"bundle_mismatch"' out
+expect 0 "no bundle id: any app, said on stderr" -- $BIN receipt "$R" --now 1893456000000
+has 'bundle_id "\*"' err
+echo '{"bundle_id":"com.other","environments":["Production"]}' > "$TMP/config.json"
+expect 0 "--bundle-id overrides the config" -- $BIN receipt "$R" --config "$TMP/config.json" --bundle-id com.dashedspace.analytics --now 1893456000000
+expect 1 "config bundle id used" -- $BIN receipt "$R" --config "$TMP/config.json" --now 1893456000000
+expect 0 "stdin and base64" -- sh -c "base64 '$R' | $BIN receipt - --bundle-id com.dashedspace.analytics --now 1893456000000"
+expect 0 "pretty output" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 1893456000000 --pretty
+has '^  "verdict": "valid"' out
+echo '{"device_id":"C68BCE28-7E27-494A-A082-ACECB9328171"}' > "$TMP/options.json"
+expect 1 "options file with a device id" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 1893456000000 --options "$TMP/options.json"
+has '"verdict":"device_mismatch"' out
+expect 1 "garbage input is malformed" -- sh -c "echo 'hello' | $BIN receipt - --bundle-id x --now 1"
+has '"verdict":"malformed"' out
+expect 0 "inspect" -- $BIN inspect "$R"
+has '"trusted":false' out
+has '"verdict":"unverified"' out
+expect 1 "inspect garbage" -- sh -c "echo 'hello' | $BIN inspect -"
+echo '{"bundle_id":"a","colour":"red"}' > "$TMP/bad.json"
+expect 2 "unknown config key" -- $BIN receipt "$R" --config "$TMP/bad.json"
+has 'IAPV_E_CONFIG: config: unknown key "colour"' err
+expect 2 "missing file" -- $BIN receipt /nonexistent --bundle-id x
+expect 2 "bad --now" -- $BIN receipt "$R" --bundle-id x --now yesterday
+expect 2 "unknown option" -- $BIN receipt "$R" --frobnicate
+expect 2 "no subcommand argument" -- $BIN receipt
+echo '{"colour":1}' > "$TMP/badopts.json"
+expect 2 "bad options file" -- $BIN receipt "$R" --bundle-id x --options "$TMP/badopts.json"
+echo '{"bundle_id":"*","max_input_bytes":100}' > "$TMP/small.json"
+expect 2 "over max_input_bytes" -- $BIN receipt "$R" --config "$TMP/small.json"
+has 'IAPV_E_TOO_LARGE' err
+expect 0 "help" -- $BIN --help
+
+if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi
+echo "cli-test: OK"
