@@ -22,6 +22,16 @@ struct JSONWriter {
     mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); first = true }
     mutating func endArray() { bytes.append(UInt8(ascii: "]")); first = false }
 
+    /// Keys are literals, copied as raw bytes: they never need escaping.
+    mutating func key(_ k: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        afterKey = true
+    }
+
+    /// A key that comes from data (escaped like any string).
     mutating func key(_ k: String) {
         separate()
         appendQuoted(k)
@@ -54,19 +64,19 @@ struct JSONWriter {
     mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
     mutating func null() { separate(); bytes.append(contentsOf: "null".utf8) }
 
-    /// A JSON string holding `raw` as standard base64, encoded straight into the buffer.
-    mutating func base64(_ raw: [UInt8]) {
+    /// A JSON string holding `raw` as standard base64 (OpenSSL's encoder, via a scratch buffer).
+    mutating func base64<C: Collection>(_ raw: C) where C.Element == UInt8 {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        if !raw.isEmpty, raw.count < Int(Int32.max) / 2 {
-            let start = bytes.count
-            let needed = (raw.count + 2) / 3 * 4
-            bytes.append(contentsOf: repeatElement(0, count: needed + 1))
-            let written = bytes.withUnsafeMutableBufferPointer { out -> Int32 in
-                guard let base = out.baseAddress else { return 0 }
-                return raw.withUnsafeBufferPointer { EVP_EncodeBlock(base + start, $0.baseAddress, Int32($0.count)) }
+        let count = raw.count
+        if count > 0, count < Int(Int32.max) / 2 {
+            let needed = (count + 2) / 3 * 4 + 1
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: needed) { out in
+                guard let base = out.baseAddress else { return }
+                let n = raw.withContiguousStorageIfAvailable { EVP_EncodeBlock(base, $0.baseAddress, Int32($0.count)) }
+                    ?? Array(raw).withUnsafeBufferPointer { EVP_EncodeBlock(base, $0.baseAddress, Int32($0.count)) }
+                bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: Int(max(0, n))))
             }
-            bytes.removeLast(needed + 1 - Int(max(0, written)))
         }
         bytes.append(UInt8(ascii: "\""))
     }
@@ -74,9 +84,9 @@ struct JSONWriter {
     /// Appends an already-serialised JSON value verbatim.
     mutating func rawJSON(_ json: [UInt8]) { separate(); bytes.append(contentsOf: json) }
 
-    mutating func field(_ k: String, _ v: String?) { key(k); string(v) }
-    mutating func field(_ k: String, _ v: Int64?) { key(k); int(v) }
-    mutating func field(_ k: String, _ v: Bool?) { key(k); bool(v) }
+    mutating func field(_ k: StaticString, _ v: String?) { key(k); string(v) }
+    mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
+    mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 
     private mutating func appendQuoted(_ s: String) {
         bytes.append(UInt8(ascii: "\""))

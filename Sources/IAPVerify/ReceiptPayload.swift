@@ -8,7 +8,8 @@ import SwiftASN1
 public struct UnknownAttribute: Sendable, Equatable {
     public var type: Int64
     public var version: Int64
-    public var value: [UInt8]
+    /// A slice of the payload bytes (no copy per attribute).
+    public var value: ArraySlice<UInt8>
 }
 
 /// One in-app purchase record (attribute 17).
@@ -108,7 +109,7 @@ enum ReceiptPayloadDecoder {
             case 19: receipt.originalAppVersion = try string(value, type)
             case 21: receipt.expirationDateMs = try date(value, type)
             default:
-                receipt.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
+                receipt.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: value))
             }
     }
 
@@ -146,7 +147,7 @@ enum ReceiptPayloadDecoder {
             case 1719: p.isInIntroOfferPeriod = try flag(value, type)
             case 1721: p.promotionalOfferID = try string(value, type)
             default:
-                p.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: Array(value)))
+                p.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: value))
             }
     }
 
@@ -279,6 +280,7 @@ enum AttributeSet {
         guard let set = header(bytes, bytes.startIndex, end: bytes.endIndex), set.tag == 0x31,
               set.end == bytes.endIndex else { return nil }
         var out: [Attribute] = []
+        out.reserveCapacity((set.end - set.start) / 12)  // an attribute takes at least 11 bytes
         var i = set.start
         while i < set.end {
             guard let seq = header(bytes, i, end: set.end), seq.tag == 0x30,

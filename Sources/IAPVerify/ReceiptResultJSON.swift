@@ -9,7 +9,7 @@ extension ReceiptReport {
         w.field("reason", verdictOverride?.reason ?? judgement.reason)
         w.key("checks")
         w.beginObject()
-        for (i, name) in ReceiptReport.checkNames.enumerated() { w.field(name, checks[i].rawValue) }
+        for (i, name) in ReceiptReport.checkNames.enumerated() { w.key(name); w.string(checks[i].rawValue) }
         w.endObject()
         w.key("receipt")
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }
