@@ -12,7 +12,7 @@ CXX=${CXX:-c++}
 
 echo "-- header compiles as C99 -pedantic -Werror and as C++"
 $CC -std=c99 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.c -o "$TMP/h_c"
-$CXX -std=c++11 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.cpp -o "$TMP/h_cxx"
+$CXX -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.c -o "$TMP/h_cxx"
 "$TMP/h_c" && "$TMP/h_cxx"
 
 echo "-- exported symbols equal Tests/c/exported-symbols.txt"
