@@ -86,6 +86,26 @@ iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, 
                                 const char *options_json, size_t options_len, int64_t now_ms,
                                 iapv_result **out, iapv_error *err);
 
+/* Interprets the JSON body a host got back from Apple's /verifyReceipt (SPEC §6). Pass
+ * options {"endpoint":"production"|"sandbox","attempt":N} saying where the body came from.
+ * The result carries "status", "action" (accept, retry_sandbox, retry_production, retry_later,
+ * give_up, fix_configuration, reject), "retry_after_ms", and for an accepted body the
+ * entitlements, purchases and delivery plan. A body that fails the bundle or environment
+ * checks is rejected like a receipt would be. The host must fetch the body over TLS from
+ * Apple's hosts: the JSON itself proves nothing.
+ * Thread-safe; the body is read only during the call. */
+iapv_status iapv_interpret_response(const iapv_verifier *v, const uint8_t *body, size_t len,
+                                    const char *options_json, size_t options_len, int64_t now_ms,
+                                    iapv_result **out, iapv_error *err);
+
+/* Computes entitlements, purchases and the delivery plan from
+ * {"transactions":[...],"renewal_info":[...]} (SPEC §7), as the host stores them. The verdict
+ * is "valid" when the input has that shape and "malformed" otherwise.
+ * Thread-safe; the input is read only during the call. */
+iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *input_json, size_t len,
+                                      const char *options_json, size_t options_len, int64_t now_ms,
+                                      iapv_result **out, iapv_error *err);
+
 /* ---- results ---------------------------------------------------------------------------- */
 
 /* The verdict, e.g. "valid" or "signature_invalid". Borrowed from r; NULL if r is NULL. */
@@ -94,7 +114,7 @@ const char *iapv_result_verdict(const iapv_result *r);
 /* 1 when the verdict is "valid", else 0 (also for NULL). */
 int iapv_result_is_valid(const iapv_result *r);
 
-/* The result as UTF-8 JSON (SPEC §5.2), NUL-terminated; its length (without the NUL) goes to
+/* The result as UTF-8 JSON (SPEC §5.2, §6, §7.3), NUL-terminated; its length (without the NUL) goes to
  * *len_out when len_out is not NULL. Borrowed from r; NULL if r is NULL. */
 const char *iapv_result_json(const iapv_result *r, size_t *len_out);
 

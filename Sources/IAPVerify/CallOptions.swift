@@ -13,7 +13,8 @@ public struct CallOptions: Sendable {
     public var attempt: Int64 = 1
     public var deliveredTransactionIDs: [String] = []
     public var orders: [PendingOrder] = []
-    public var renewalInfoPresent = false
+    /// Pending renewal infos the host has for these subscriptions (pending_renewal_info names).
+    public var renewalInfo: [RenewalInfo] = []
 
     public init() {}
 
@@ -54,8 +55,11 @@ public struct CallOptions: Sendable {
                     orders.append(try Self.order(item, "\(path)[\(i)]"))
                 }
             case "renewal_info":
-                guard value.array != nil else { throw .argument("\(path) must be an array") }
-                renewalInfoPresent = true
+                do {
+                    renewalInfo = try TransactionJSON.renewalInfos(value, path: path)
+                } catch {
+                    throw .argument(error.message)
+                }
             default:
                 throw .argument("options: unknown key \"\(key)\"")
             }

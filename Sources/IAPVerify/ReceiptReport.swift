@@ -23,6 +23,8 @@ public struct ReceiptReport: Sendable {
     public var scheme: SignatureScheme?
     /// The validated path, leaf first; empty unless check 5 passed.
     public var chain: [CertificateSummary] = []
+    /// What the receipt grants at the call's `now`; nil unless the verdict is valid.
+    public var entitlements: EntitlementReport?
 
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }

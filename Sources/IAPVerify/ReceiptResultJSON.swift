@@ -13,14 +13,11 @@ extension ReceiptReport {
         w.endObject()
         w.key("receipt")
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }
-        w.key("entitlements"); w.beginArray(); w.endArray()
-        w.key("purchases"); w.beginArray(); w.endArray()
-        w.key("delivery")
-        w.beginObject()
-        w.key("to_deliver"); w.beginArray(); w.endArray()
-        w.key("to_revoke"); w.beginArray(); w.endArray()
-        w.key("orders"); w.beginArray(); w.endArray()
-        w.endObject()
+        if let entitlements, isValid {
+            entitlements.writeMembers(into: &w)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &w)
+        }
         w.endObject()
         return w.bytes
     }

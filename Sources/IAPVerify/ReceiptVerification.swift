@@ -29,6 +29,12 @@ extension Verifier {
         case .reference: proceed = referenceCryptoChecks(der, &report)
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
+        if report.isValid, let payload = report.payload {
+            report.entitlements = EntitlementEngine.evaluate(
+                transactions: payload.inApp.compactMap(Transaction.init), renewals: options.renewalInfo,
+                catalog: config.products, grace: config.gracePeriod, nowMs: nowMs,
+                delivered: options.deliveredTransactionIDs, orders: options.orders)
+        }
         return report
     }
 

@@ -14,6 +14,11 @@ public enum Verdict: String, Sendable, CaseIterable {
     case deviceMismatch = "device_mismatch"
     case receiptExpired = "receipt_expired"
     case stale
+    // /verifyReceipt responses (SPEC §6)
+    case wrongEnvironment = "wrong_environment"
+    case temporarilyUnavailable = "temporarily_unavailable"
+    case configurationError = "configuration_error"
+    case rejectedByApple = "rejected_by_apple"
 }
 
 /// A verdict with the sentence that explains it in logs.

@@ -131,30 +131,63 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 
 // MARK: - Calls
 
-@_cdecl("iapv_verify_receipt")
-public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UInt8>?, _ len: Int,
-                                _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
-                                _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                _ err: UnsafeMutableRawPointer?) -> Int32 {
+/// The shared shape of the three calls: check arguments, parse options, run, box the result.
+private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
+                    _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
+                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutableRawPointer?,
+                    _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, [UInt8], Bool)) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let verifier = verifier(v) else { return fail(err, IAPVFailure(.invalidArgument, "verifier must not be NULL")) }
-    guard let input = buffer(receipt, len) else {
-        return fail(err, IAPVFailure(.invalidArgument, "receipt is NULL but len is not 0"))
+    guard let bytes = buffer(input, len) else {
+        return fail(err, IAPVFailure(.invalidArgument, "\(what) is NULL but its length is not 0"))
     }
     guard let optionBytes = buffer(options, optionsLen) else {
         return fail(err, IAPVFailure(.invalidArgument, "options_json is NULL but options_len is not 0"))
     }
     do {
         let opts = try CallOptions(json: optionBytes)
-        let report = try verifier.verifyReceipt(input, options: opts, nowMs: nowMs)
-        guard let result = ResultBox(verdict: report.verdict.rawValue, json: report.resultJSON(), isValid: report.isValid) else {
+        let (verdict, json, valid) = try run(verifier, bytes, opts)
+        guard let result = ResultBox(verdict: verdict, json: json, isValid: valid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
         }
         out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
         return 0
     } catch {
         return fail(err, error)
+    }
+}
+
+@_cdecl("iapv_verify_receipt")
+public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UInt8>?, _ len: Int,
+                                _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                                _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                _ err: UnsafeMutableRawPointer?) -> Int32 {
+    answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+        let r = try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
+        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+    }
+}
+
+@_cdecl("iapv_interpret_response")
+public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<UInt8>?, _ len: Int,
+                                    _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                                    _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                    _ err: UnsafeMutableRawPointer?) -> Int32 {
+    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+        let r = try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
+        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+    }
+}
+
+@_cdecl("iapv_compute_entitlements")
+public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int,
+                                      _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                                      _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                      _ err: UnsafeMutableRawPointer?) -> Int32 {
+    answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+        let r = try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
+        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
     }
 }
 

@@ -122,6 +122,75 @@ struct ReceiptCommand: ParsableCommand {
     }
 }
 
+/// Runs a core call and turns a status into the CLI's exit code 2.
+func answer<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let failure as IAPVFailure {
+        throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+    }
+}
+
+struct ResponseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "response", abstract: "Interpret a /verifyReceipt JSON body: status, next action, entitlements.")
+
+    @Argument(help: "Response body file, or - for stdin.")
+    var file: String
+
+    @Option(name: .long, help: "Which endpoint returned the body: production or sandbox.")
+    var endpoint: String?
+
+    @Option(name: .long, help: "Which attempt this was (1-based), for the retry back-off.")
+    var attempt: Int64?
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        let verifier = try common.makeVerifier()
+        let now = try common.nowMs()
+        var options = try common.callOptions()
+        if let endpoint {
+            guard endpoint == "production" || endpoint == "sandbox" else {
+                throw UsageFailure(description: "--endpoint must be production or sandbox, got \(endpoint)")
+            }
+            options.endpoint = endpoint
+        }
+        if let attempt {
+            guard attempt >= 1 else { throw UsageFailure(description: "--attempt must be >= 1") }
+            options.attempt = attempt
+        }
+        let input = try IO.read(file)
+        let report = try answer {
+            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.interpretResponse(raw, options: options, nowMs: now) }
+        }
+        IO.printJSON(report.resultJSON(), pretty: common.pretty)
+        if !report.isValid { throw ExitCode(1) }
+    }
+}
+
+struct EntitlementsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "entitlements", abstract: "Compute entitlements from {\"transactions\": [...], \"renewal_info\": [...]}.")
+
+    @Argument(help: "Input JSON file, or - for stdin.")
+    var file: String
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        let verifier = try common.makeVerifier()
+        let now = try common.nowMs()
+        let options = try common.callOptions()
+        let input = try IO.read(file)
+        let report = try answer {
+            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.computeEntitlements(raw, options: options, nowMs: now) }
+        }
+        IO.printJSON(report.resultJSON(), pretty: common.pretty)
+        if !report.isValid { throw ExitCode(1) }
+    }
+}
+
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).")
@@ -143,9 +212,9 @@ struct InspectCommand: ParsableCommand {
 struct IAPVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iapverify",
-        abstract: "Verify App Store receipts locally.",
+        abstract: "Verify App Store receipts, interpret /verifyReceipt responses, compute entitlements.",
         version: "0.1.0",
-        subcommands: [ReceiptCommand.self, InspectCommand.self])
+        subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, InspectCommand.self])
 }
 
 /// Runs the command with SPEC §9 exit codes (ArgumentParser's own usage code 64 becomes 2).

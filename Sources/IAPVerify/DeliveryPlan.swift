@@ -1,0 +1,61 @@
+// SPEC §8: what to deliver, what to take back, and which pending order each purchase pays.
+// The library is stateless: the host passes what it already delivered and gets a plan back.
+
+public struct DeliveryItem: Sendable, Equatable {
+    public var transactionID: String
+    public var originalTransactionID: String?
+    public var productID: String
+    public var quantity: Int64
+    public var purchaseDateMs: Int64?
+}
+
+public struct OrderMatch: Sendable, Equatable {
+    public var orderID: String
+    public var transactionID: String?
+    public var matched: Bool { transactionID != nil }
+}
+
+public struct DeliveryPlan: Sendable, Equatable {
+    public var toDeliver: [DeliveryItem] = []
+    public var toRevoke: [DeliveryItem] = []
+    public var orders: [OrderMatch] = []
+}
+
+enum DeliveryPlanner {
+    /// A purchase may pay an order created up to this long after it (clock skew, slow clients).
+    static let orderSlackMs: Int64 = 5 * 60 * 1000
+
+    static func plan(_ transactions: [Transaction], rules: [String: ProductRule], nowMs: Int64,
+                     delivered: [String], orders: [PendingOrder]) -> DeliveryPlan {
+        let deliveredSet = Set(delivered)
+        func item(_ t: Transaction) -> DeliveryItem {
+            DeliveryItem(transactionID: t.transactionID, originalTransactionID: t.originalTransactionID, productID: t.productID,
+                         quantity: t.quantity, purchaseDateMs: t.purchaseDateMs)
+        }
+        var plan = DeliveryPlan()
+        // `transactions` arrive de-duplicated and sorted by purchase date, then id.
+        for t in transactions {
+            let revoked = t.isRevoked(at: nowMs)
+            if deliveredSet.contains(t.transactionID) {
+                if revoked { plan.toRevoke.append(item(t)) }
+                continue
+            }
+            guard !revoked, let type = rules[t.productID]?.type, type == .consumable || type == .nonConsumable else { continue }
+            plan.toDeliver.append(item(t))
+        }
+        // Oldest order first; each takes the oldest qualifying purchase of the same product.
+        var used = Set<String>()
+        let sortedOrders = orders.sorted { ($0.createdMs, $0.orderID) < ($1.createdMs, $1.orderID) }
+        for order in sortedOrders {
+            let earliest = order.createdMs.subtractingReportingOverflow(orderSlackMs)
+            let floor = earliest.overflow ? Int64.min : earliest.partialValue
+            let match = transactions.first { t in
+                t.productID == order.productID && !used.contains(t.transactionID) && !deliveredSet.contains(t.transactionID)
+                    && !t.isRevoked(at: nowMs) && (t.purchaseDateMs.map { $0 >= floor } ?? false)
+            }
+            if let match { used.insert(match.transactionID) }
+            plan.orders.append(OrderMatch(orderID: order.orderID, transactionID: match?.transactionID))
+        }
+        return plan
+    }
+}

@@ -1,0 +1,338 @@
+// SPEC §7: what a user is entitled to at `nowMs`, from normalised transactions, renewal infos
+// and the product catalog. One pure, deterministic function serves receipts, /verifyReceipt
+// responses and direct input alike. Input order never matters: every choice has a total order.
+
+public enum EntitlementState: String, Sendable {
+    case active
+    case gracePeriod = "grace_period"
+    case billingRetry = "billing_retry"
+    case expired
+    case refunded
+    case upgraded
+    case owned
+    case notPurchased = "not_purchased"
+}
+
+/// Which transaction decided an entitlement, and by which rule.
+public struct Evidence: Sendable, Equatable {
+    public var rule: String
+    public var transactionID: String?
+    /// How many candidates (chains or products) competed for this entitlement.
+    public var candidates: Int
+}
+
+public struct Entitlement: Sendable, Equatable {
+    public var id: String
+    public var active: Bool
+    public var state: EntitlementState
+    public var productID: String?
+    public var originalTransactionID: String?
+    public var transactionID: String?
+    public var expiresDateMs: Int64?
+    public var willRenew: Bool?
+    public var renewsTo: String?
+    public var period: String?
+    public var ownership: String?
+    public var expirationReason: String?
+    /// For a refund: Apple's cancellation_reason ("1" an issue in the app, "0" other).
+    public var cancellationReason: String?
+    public var reason: String
+    public var evidence: Evidence
+    /// Tier of the deciding product (1 is highest); used only to pick between candidates.
+    var level: Int64?
+}
+
+public struct PurchaseRecord: Sendable, Equatable {
+    public var transactionID: String
+    public var originalTransactionID: String?
+    public var productID: String
+    public var type: String
+    public var quantity: Int64
+    public var purchaseDateMs: Int64?
+    public var revoked: Bool
+}
+
+public struct EntitlementReport: Sendable {
+    public var entitlements: [Entitlement] = []
+    public var purchases: [PurchaseRecord] = []
+    public var unknownProducts: [String] = []
+    /// Group → still eligible for an introductory offer, sorted by group.
+    public var introEligible: [(group: String, eligible: Bool)] = []
+    public var delivery = DeliveryPlan()
+
+    public init() {}
+
+    public func entitlement(_ id: String) -> Entitlement? { entitlements.first { $0.id == id } }
+}
+
+public enum EntitlementEngine {
+    /// Evaluates everything at `nowMs`. `catalog` nil means "no products section": each product
+    /// is its own entitlement, typed by whether it has an expiry.
+    public static func evaluate(transactions input: [Transaction], renewals: [RenewalInfo],
+                                catalog: [String: ProductRule]?, grace: GracePeriodPolicy, nowMs: Int64,
+                                delivered: [String] = [], orders: [PendingOrder] = []) -> EntitlementReport {
+        let transactions = deduplicated(input)
+        let rules = resolveRules(transactions, catalog: catalog)
+        var renewalByChain: [String: RenewalInfo] = [:]
+        for r in renewals {
+            if let old = renewalByChain[r.originalTransactionID] {
+                renewalByChain[r.originalTransactionID] = preferredRenewal(old, r)
+            } else {
+                renewalByChain[r.originalTransactionID] = r
+            }
+        }
+
+        var report = EntitlementReport()
+        report.purchases = transactions.map {
+            PurchaseRecord(transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
+                           productID: $0.productID, type: rules[$0.productID]?.type.rawValue ?? "unknown",
+                           quantity: $0.quantity, purchaseDateMs: $0.purchaseDateMs, revoked: $0.isRevoked(at: nowMs))
+        }
+        if catalog != nil {
+            report.unknownProducts = Array(Set(transactions.map(\.productID)).filter { rules[$0] == nil }).sorted()
+        }
+
+        // Every entitlement id, with the products that grant it.
+        var grantors: [String: [String]] = [:]
+        for (product, rule) in rules {
+            for e in rule.entitlements { grantors[e, default: []].append(product) }
+        }
+        var byProduct: [String: [Transaction]] = [:]
+        for t in transactions { byProduct[t.productID, default: []].append(t) }
+
+        for (id, products) in grantors {
+            var candidates: [Entitlement] = []
+            var chains: [String: [Transaction]] = [:]
+            for product in products {
+                guard let rule = rules[product], let txns = byProduct[product] else { continue }
+                switch rule.type {
+                case .autoRenewable:
+                    for t in txns { chains[t.chainID, default: []].append(t) }
+                case .nonConsumable:
+                    if let c = nonConsumable(id, product, rule, txns, nowMs) { candidates.append(c) }
+                case .nonRenewing:
+                    if let c = nonRenewing(id, product, rule, txns, nowMs) { candidates.append(c) }
+                case .consumable:
+                    break
+                }
+            }
+            for (chainID, txns) in chains {
+                if let c = subscriptionChain(id, chainID, txns, renewalByChain[chainID], rules, grace, nowMs) {
+                    candidates.append(c)
+                }
+            }
+            var chosen = pick(candidates) ?? Entitlement(
+                id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
+                evidence: Evidence(rule: "no_transaction", transactionID: nil, candidates: 0))
+            chosen.evidence.candidates = candidates.count
+            report.entitlements.append(chosen)
+        }
+        report.entitlements.sort { $0.id < $1.id }
+        report.introEligible = introEligibility(transactions, rules: rules, catalog: catalog)
+        report.delivery = DeliveryPlanner.plan(transactions, rules: rules, nowMs: nowMs, delivered: delivered, orders: orders)
+        return report
+    }
+
+    // MARK: - Inputs
+
+    /// One record per transaction id, chosen without regard to input order.
+    static func deduplicated(_ input: [Transaction]) -> [Transaction] {
+        var byID: [String: Transaction] = [:]
+        for t in input {
+            byID[t.transactionID] = byID[t.transactionID].map { Transaction.preferred($0, t) } ?? t
+        }
+        return byID.values.sorted {
+            ($0.purchaseDateMs ?? Int64.min, $0.transactionID) < ($1.purchaseDateMs ?? Int64.min, $1.transactionID)
+        }
+    }
+
+    private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
+        // Fail closed: billing retry and "will not renew" win over their opposites.
+        if a.isInBillingRetryPeriod != b.isInBillingRetryPeriod { return a.isInBillingRetryPeriod == true ? a : b }
+        if a.autoRenewStatus != b.autoRenewStatus { return a.autoRenewStatus == false ? a : b }
+        return (a.autoRenewProductID ?? "") <= (b.autoRenewProductID ?? "") ? a : b
+    }
+
+    /// The rule for every product seen (catalog entries, or inferred without a catalog).
+    static func resolveRules(_ transactions: [Transaction], catalog: [String: ProductRule]?) -> [String: ProductRule] {
+        if let catalog { return catalog }
+        var rules: [String: ProductRule] = [:]
+        for t in transactions {
+            let expiring = t.expiresDateMs != nil || rules[t.productID]?.type == .autoRenewable
+            rules[t.productID] = ProductRule(type: expiring ? .autoRenewable : .nonConsumable, group: nil, level: nil,
+                                             entitlements: [t.productID], durationMs: nil)
+        }
+        return rules
+    }
+
+    // MARK: - Auto-renewable subscriptions (§7.1)
+
+    private static func subscriptionChain(_ id: String, _ chainID: String, _ txns: [Transaction], _ renewal: RenewalInfo?,
+                                          _ rules: [String: ProductRule], _ grace: GracePeriodPolicy,
+                                          _ now: Int64) -> Entitlement? {
+        let remaining = txns.filter { !$0.isRevoked(at: now) }
+        let current = remaining.max(by: expiryOrder)
+        func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: String,
+                  reason: String) -> Entitlement {
+            Entitlement(
+                id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID ?? chainID,
+                transactionID: t.transactionID, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
+                renewsTo: renewal?.autoRenewProductID.flatMap { $0 == t.productID ? nil : $0 },
+                period: t.isTrialPeriod ? "trial" : t.isInIntroOfferPeriod ? "intro" : "normal",
+                ownership: t.ownershipType == "FAMILY_SHARED" ? "family_shared" : "purchased",
+                expirationReason: nil, cancellationReason: nil, reason: reason,
+                evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1), level: rules[t.productID]?.level)
+        }
+        if let cur = current, let expires = cur.expiresDateMs, (cur.purchaseDateMs ?? Int64.min) <= now, now < expires {
+            return make(cur, .active, active: true, expires: expires, rule: "auto_renewable.latest_expiry_covers_now",
+                        reason: "\(cur.productID) is paid until \(RFC3339.format(expires))"
+                            + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
+        }
+        // A revoked transaction that would cover now: the chain ended by refund or upgrade.
+        let revoked = txns.filter { $0.isRevoked(at: now) }
+        let covering = revoked.filter {
+            guard let e = $0.expiresDateMs else { return false }
+            return ($0.purchaseDateMs ?? Int64.min) <= now && now < e
+        }.max(by: expiryOrder)
+        if let r = covering ?? (current == nil ? revoked.max(by: expiryOrder) : nil) {
+            var e = make(r, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
+                         rule: covering != nil ? "auto_renewable.revoked_covers_now" : "auto_renewable.all_revoked",
+                         reason: r.isUpgraded
+                            ? "\(r.productID) was upgraded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
+                            : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
+                                + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""))
+            e.cancellationReason = r.isUpgraded ? nil : r.cancellationReason
+            return e
+        }
+        guard let cur = current else { return nil }
+        if renewal?.isInBillingRetryPeriod == true {
+            if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
+                return make(cur, .gracePeriod, active: true, expires: g, rule: "auto_renewable.billing_grace_period",
+                            reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
+            }
+            return make(cur, .billingRetry, active: false, expires: cur.expiresDateMs, rule: "auto_renewable.billing_retry",
+                        reason: "billing failed and Apple is retrying; no access without a grace period")
+        }
+        var e = make(cur, .expired, active: false, expires: cur.expiresDateMs, rule: "auto_renewable.expired",
+                     reason: "\(cur.productID) expired at \(cur.expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
+        e.expirationReason = renewal?.expirationIntent.map(expirationReason)
+        return e
+    }
+
+    static func expirationReason(_ intent: Int64) -> String {
+        switch intent {
+        case 1: return "voluntary"
+        case 2: return "billing_error"
+        case 3: return "price_increase_declined"
+        case 4: return "product_unavailable"
+        default: return "unknown"
+        }
+    }
+
+    /// Orders by expiry, then purchase date, then transaction id: a total order.
+    private static func expiryOrder(_ a: Transaction, _ b: Transaction) -> Bool {
+        let ae = a.expiresDateMs ?? Int64.min, be = b.expiresDateMs ?? Int64.min
+        if ae != be { return ae < be }
+        let ap = a.purchaseDateMs ?? Int64.min, bp = b.purchaseDateMs ?? Int64.min
+        if ap != bp { return ap < bp }
+        return transactionIDLess(a.transactionID, b.transactionID)
+    }
+
+    // MARK: - Other product types (§7.2)
+
+    private static func plain(_ id: String, _ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?,
+                              rule: String, reason: String) -> Entitlement {
+        Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID,
+                    transactionID: t.transactionID, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
+                    ownership: t.ownershipType == "FAMILY_SHARED" ? "family_shared" : "purchased", expirationReason: nil,
+                    cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason, evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1))
+    }
+
+    private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ txns: [Transaction],
+                                      _ now: Int64) -> Entitlement? {
+        let owned = txns.filter { !$0.isRevoked(at: now) && ($0.purchaseDateMs ?? Int64.min) <= now }
+        if let t = owned.max(by: purchaseOrder) {
+            let rebought = txns.contains { $0.isRevoked(at: now) }
+            return plain(id, t, .owned, active: true, expires: nil, rule: rebought ? "non_consumable.rebought_after_refund" : "non_consumable.owned",
+                         reason: rebought ? "\(product) was refunded once and bought again" : "\(product) is owned")
+        }
+        if let t = txns.filter({ $0.isRevoked(at: now) }).max(by: purchaseOrder) {
+            return plain(id, t, .refunded, active: false, expires: nil, rule: "non_consumable.revoked",
+                         reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
+        }
+        return nil
+    }
+
+    private static func nonRenewing(_ id: String, _ product: String, _ rule: ProductRule, _ txns: [Transaction],
+                                    _ now: Int64) -> Entitlement? {
+        guard let duration = rule.durationMs else { return nil }
+        func end(_ t: Transaction) -> Int64? {
+            guard let p = t.purchaseDateMs else { return nil }
+            let (e, overflow) = p.addingReportingOverflow(duration)
+            return overflow ? Int64.max : e
+        }
+        func covers(_ t: Transaction) -> Bool {
+            guard let p = t.purchaseDateMs, let e = end(t) else { return false }
+            return p <= now && now < e
+        }
+        let valid = txns.filter { !$0.isRevoked(at: now) && $0.purchaseDateMs != nil }
+        let latestEnd = valid.compactMap(end).max()
+        if let t = valid.filter(covers).max(by: purchaseOrder) {
+            return plain(id, t, .active, active: true, expires: latestEnd, rule: "non_renewing.window_covers_now",
+                         reason: "\(product) covers now; the latest purchased window ends \(RFC3339.format(latestEnd ?? 0))")
+        }
+        if let t = txns.filter({ $0.isRevoked(at: now) && covers($0) }).max(by: purchaseOrder) {
+            return plain(id, t, .refunded, active: false, expires: end(t), rule: "non_renewing.revoked_covers_now",
+                         reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
+        }
+        if let t = valid.max(by: purchaseOrder) {
+            return plain(id, t, .expired, active: false, expires: latestEnd, rule: "non_renewing.expired",
+                         reason: "\(product) ended at \(RFC3339.format(latestEnd ?? 0))")
+        }
+        return nil
+    }
+
+    private static func purchaseOrder(_ a: Transaction, _ b: Transaction) -> Bool {
+        let ap = a.purchaseDateMs ?? Int64.min, bp = b.purchaseDateMs ?? Int64.min
+        if ap != bp { return ap < bp }
+        return transactionIDLess(a.transactionID, b.transactionID)
+    }
+
+    // MARK: - Choosing between candidates
+
+    /// Active beats inactive; among active: permanent ownership, then the highest tier (lowest
+    /// level), then the latest expiry. Among inactive: the latest expiry. Ties: transaction id.
+    static func pick(_ candidates: [Entitlement]) -> Entitlement? {
+        candidates.min { a, b in
+            if a.active != b.active { return a.active }
+            if a.active {
+                let ap = a.state == .owned, bp = b.state == .owned
+                if ap != bp { return ap }
+                let al = a.level ?? Int64.max, bl = b.level ?? Int64.max
+                if al != bl { return al < bl }
+            }
+            let ae = a.expiresDateMs ?? Int64.min, be = b.expiresDateMs ?? Int64.min
+            if ae != be { return ae > be }
+            return transactionIDLess(a.transactionID ?? "", b.transactionID ?? "")
+        }
+    }
+
+    // MARK: - Introductory offers
+
+    private static func introEligibility(_ txns: [Transaction], rules: [String: ProductRule],
+                                         catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
+        var groups: [String: Bool] = [:]
+        if catalog != nil {
+            for (_, rule) in rules where rule.type == .autoRenewable {
+                if let g = rule.group { groups[g] = true }
+            }
+        }
+        for t in txns {
+            let group = catalog != nil ? rules[t.productID]?.group : t.subscriptionGroupIdentifier
+            guard let g = group else { continue }
+            if groups[g] == nil { groups[g] = true }
+            if t.isTrialPeriod || t.isInIntroOfferPeriod { groups[g] = false }
+        }
+        return groups.keys.sorted().map { ($0, groups[$0] ?? true) }
+    }
+}

@@ -1,0 +1,98 @@
+// The entitlement, purchase and delivery parts of every result JSON (SPEC §7.3 and §8).
+
+extension EntitlementReport {
+    /// Writes `entitlements`, `purchases`, `delivery`, `unknown_products` and `intro_eligible`
+    /// as members of the object the writer is in.
+    func writeMembers(into w: inout JSONWriter) {
+        w.key("entitlements")
+        w.beginArray()
+        for e in entitlements { Self.write(e, into: &w) }
+        w.endArray()
+        w.key("purchases")
+        w.beginArray()
+        for p in purchases {
+            w.beginObject()
+            w.field("transaction_id", p.transactionID)
+            w.field("original_transaction_id", p.originalTransactionID)
+            w.field("product_id", p.productID)
+            w.field("type", p.type)
+            w.field("quantity", p.quantity)
+            w.field("purchase_date_ms", p.purchaseDateMs)
+            w.field("revoked", p.revoked)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("delivery")
+        w.beginObject()
+        w.key("to_deliver")
+        Self.write(delivery.toDeliver, into: &w)
+        w.key("to_revoke")
+        Self.write(delivery.toRevoke, into: &w)
+        w.key("orders")
+        w.beginArray()
+        for o in delivery.orders {
+            w.beginObject()
+            w.field("order_id", o.orderID)
+            w.field("transaction_id", o.transactionID)
+            w.field("status", o.matched ? "matched" : "unmatched")
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        w.key("unknown_products")
+        w.beginArray()
+        for p in unknownProducts { w.string(p) }
+        w.endArray()
+        w.key("intro_eligible")
+        w.beginObject()
+        for (group, eligible) in introEligible {
+            w.key(group)
+            w.bool(eligible)
+        }
+        w.endObject()
+    }
+
+    private static func write(_ e: Entitlement, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("id", e.id)
+        w.field("active", e.active)
+        w.field("state", e.state.rawValue)
+        w.field("product_id", e.productID)
+        w.field("original_transaction_id", e.originalTransactionID)
+        w.field("transaction_id", e.transactionID)
+        w.field("expires_date_ms", e.expiresDateMs)
+        w.field("will_renew", e.willRenew)
+        w.field("renews_to", e.renewsTo)
+        w.field("period", e.period)
+        w.field("ownership", e.ownership)
+        w.field("expiration_reason", e.expirationReason)
+        if let c = e.cancellationReason { w.field("cancellation_reason", c) }
+        w.field("reason", e.reason)
+        w.key("evidence")
+        w.beginObject()
+        w.field("rule", e.evidence.rule)
+        w.field("transaction_id", e.evidence.transactionID)
+        w.field("candidates", Int64(e.evidence.candidates))
+        w.endObject()
+        w.endObject()
+    }
+
+    private static func write(_ items: [DeliveryItem], into w: inout JSONWriter) {
+        w.beginArray()
+        for i in items {
+            w.beginObject()
+            w.field("transaction_id", i.transactionID)
+            w.field("original_transaction_id", i.originalTransactionID)
+            w.field("product_id", i.productID)
+            w.field("quantity", i.quantity)
+            w.field("purchase_date_ms", i.purchaseDateMs)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    /// The members for a result that grants nothing.
+    static func writeEmptyMembers(into w: inout JSONWriter) {
+        EntitlementReport().writeMembers(into: &w)
+    }
+}

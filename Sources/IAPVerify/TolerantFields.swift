@@ -1,0 +1,118 @@
+// Reading Apple's JSON the way it really arrives: numbers as strings or numbers, booleans as
+// true/"true"/"1"/1, dates as *_ms (preferred) or "2020-11-25 08:31:02 Etc/GMT".
+// A field that is present but unreadable is an error, never a silent default.
+
+struct FieldProblem: Error {
+    let message: String
+}
+
+extension JSONValue {
+    /// A string, or a number written as its decimal text.
+    func tolerantString() -> String? {
+        switch kind {
+        case .string: return string
+        case .integer: return integer.map { String($0) }
+        case .real:
+            guard let r = real, r.isFinite, r == r.rounded(), abs(r) < 9.0e15 else { return nil }
+            return String(Int64(r))
+        default: return nil
+        }
+    }
+
+    /// An integer from a number or a decimal string ("1437663784000").
+    func tolerantInt() -> Int64? {
+        switch kind {
+        case .integer: return integer
+        case .string:
+            guard let s = string else { return nil }
+            return Int64(s)
+        case .real:
+            // Xcode-made values carry fractions of a millisecond: keep the whole part.
+            guard let r = real, r.isFinite, abs(r) < 9.0e15 else { return nil }
+            return Int64(r.rounded(.down))
+        default: return nil
+        }
+    }
+
+    /// A boolean from true/false, "true"/"false", 1/0 or "1"/"0".
+    func tolerantBool() -> Bool? {
+        switch kind {
+        case .bool: return bool
+        case .integer:
+            guard let n = integer, n == 0 || n == 1 else { return nil }
+            return n == 1
+        case .string:
+            switch string {
+            case "true", "1": return true
+            case "false", "0": return false
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+}
+
+/// Typed field access on one JSON object, naming the field when it cannot be read.
+struct FieldReader {
+    let object: JSONValue
+    let path: String
+
+    init(_ object: JSONValue, path: String) throws(FieldProblem) {
+        guard object.kind == .object else { throw FieldProblem(message: "\(path) must be an object, got \(object.typeName)") }
+        self.object = object
+        self.path = path
+    }
+
+    private func present(_ key: String) -> JSONValue? {
+        guard let v = object[key], !v.isNull else { return nil }
+        if v.kind == .string, v.string == "" { return nil }
+        return v
+    }
+
+    func string(_ key: String) throws(FieldProblem) -> String? {
+        guard let v = present(key) else { return nil }
+        guard let s = v.tolerantString() else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
+        return s
+    }
+
+    func int(_ key: String) throws(FieldProblem) -> Int64? {
+        guard let v = present(key) else { return nil }
+        guard let n = v.tolerantInt() else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
+        return n
+    }
+
+    func bool(_ key: String) throws(FieldProblem) -> Bool? {
+        guard let v = present(key) else { return nil }
+        guard let b = v.tolerantBool() else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
+        return b
+    }
+
+    /// A date: `<name>_ms` when present, else `<name>` as ms digits or "YYYY-MM-DD HH:MM:SS Etc/GMT".
+    func date(_ name: String) throws(FieldProblem) -> Int64? {
+        if let ms = try int("\(name)_ms") { return ms }
+        guard let v = present(name) else { return nil }
+        if let n = v.tolerantInt() { return n }
+        if let s = v.string, let ms = AppleDate.milliseconds(s) { return ms }
+        throw FieldProblem(message: "\(path).\(name) is not a date Apple writes (ms, or \"YYYY-MM-DD HH:MM:SS Etc/GMT\")")
+    }
+}
+
+enum AppleDate {
+    /// "2020-11-25 08:31:02 Etc/GMT" (also "... GMT" or "... UTC"), or RFC 3339.
+    static func milliseconds(_ s: String) -> Int64? {
+        var text = s
+        for zone in [" Etc/GMT", " GMT", " UTC"] where text.hasSuffix(zone) {
+            text = String(text.dropLast(zone.count)).replacingSpaceWithT() + "Z"
+            return RFC3339.milliseconds(Array(text.utf8))
+        }
+        return RFC3339.milliseconds(Array(text.utf8))
+    }
+}
+
+private extension String {
+    func replacingSpaceWithT() -> String {
+        var bytes = Array(utf8)
+        if bytes.count > 10, bytes[10] == UInt8(ascii: " ") { bytes[10] = UInt8(ascii: "T") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
