@@ -99,6 +99,15 @@ public enum EntitlementEngine {
         }
         var byProduct: [String: [Transaction]] = [:]
         for t in transactions { byProduct[t.productID, default: []].append(t) }
+        // The latest unrevoked period of each whole chain (all its products): only that period
+        // can be in billing retry or grace, whatever entitlement is being evaluated.
+        var chainHead: [String: String] = [:]
+        var heads: [String: Transaction] = [:]
+        for t in transactions where rules[t.productID]?.type == .autoRenewable && !t.isRevoked(at: nowMs) {
+            if let h = heads[t.chainID], !expiryOrder(h, t) { continue }
+            heads[t.chainID] = t
+        }
+        for (chain, t) in heads { chainHead[chain] = t.transactionID }
 
         for (id, products) in grantors {
             var candidates: [Entitlement] = []
@@ -117,7 +126,7 @@ public enum EntitlementEngine {
                 }
             }
             for (chainID, txns) in chains {
-                if let c = subscriptionChain(id, chainID, txns, renewalByChain[chainID], rules, grace, nowMs) {
+                if let c = subscriptionChain(id, chainID, txns, renewalByChain[chainID], chainHead[chainID], rules, grace, nowMs) {
                     candidates.append(c)
                 }
             }
@@ -167,8 +176,9 @@ public enum EntitlementEngine {
 
     // MARK: - Auto-renewable subscriptions (§7.1)
 
+    /// - Parameter head: the chain's latest unrevoked transaction across all its products.
     private static func subscriptionChain(_ id: String, _ chainID: String, _ txns: [Transaction], _ renewal: RenewalInfo?,
-                                          _ rules: [String: ProductRule], _ grace: GracePeriodPolicy,
+                                          _ head: String?, _ rules: [String: ProductRule], _ grace: GracePeriodPolicy,
                                           _ now: Int64) -> Entitlement? {
         let remaining = txns.filter { !$0.isRevoked(at: now) }
         let current = remaining.max(by: expiryOrder)
@@ -205,7 +215,7 @@ public enum EntitlementEngine {
             return e
         }
         guard let cur = current else { return nil }
-        if renewal?.isInBillingRetryPeriod == true {
+        if renewal?.isInBillingRetryPeriod == true, cur.transactionID == head {
             if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
                 return make(cur, .gracePeriod, active: true, expires: g, rule: "auto_renewable.billing_grace_period",
                             reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
