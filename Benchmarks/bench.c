@@ -163,7 +163,36 @@ static char *config_for(const char *root_pem, int fake) {
     return buf;
 }
 
+/* `bench json SECONDS FILE...`: CPU microseconds per iapv_interpret_response call, one line per file. */
+static int json_mode(int argc, char **argv) {
+    double secs = atof(argv[2]);
+    const char *cfg = "{\"bundle_id\":\"com.example.bench\",\"environments\":[\"Production\",\"Sandbox\"]}";
+    iapv_verifier *v = NULL;
+    iapv_error err;
+    if (iapv_verifier_new(cfg, strlen(cfg), &v, &err) != IAPV_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
+    for (int i = 3; i < argc; i++) {
+        size_t len = 0;
+        unsigned char *body = read_file(argv[i], &len);
+        double start = cpu_now();
+        long n = 0;
+        while (cpu_now() - start < secs) {
+            iapv_result *r = NULL;
+            if (iapv_interpret_response(v, body, len, NULL, 0, 1700000000000LL, &r, &err) != IAPV_OK || !iapv_result_is_valid(r)) {
+                fprintf(stderr, "%s: not valid: %s\n", argv[i], r ? iapv_result_json(r, NULL) : err.message);
+                return 1;
+            }
+            iapv_result_free(r);
+            n++;
+        }
+        printf("%s %.3f\n", argv[i], (cpu_now() - start) / (double)n * 1e6);
+        free(body);
+    }
+    iapv_verifier_free(v);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && strcmp(argv[1], "json") == 0) return json_mode(argc, argv);
     const char *fx = argc > 1 ? argv[1] : "Tests/IAPVerifyTests/Fixtures";
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     double secs = argc > 3 ? atof(argv[3]) : 0.4;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds and runs the benchmark against the release library in build/lib.
+# Builds and runs the benchmarks against the release library in build/lib.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/bench
 cc -O2 -std=c11 -Wall -IInclude Benchmarks/bench.c -Lbuild/lib -liapverify -lcrypto -lpthread \
    -Wl,-rpath,"$PWD/build/lib" -o build/bench/bench
 build/bench/bench Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
+python3 Benchmarks/json_bench.py build/bench

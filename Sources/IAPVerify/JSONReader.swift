@@ -25,6 +25,14 @@ final class JSONDocument {
     }
 
     deinit { json_decref(root.raw) }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) -> Result<JSONDocument, IAPVFailure> {
+        do {
+            return .success(try JSONDocument(bytes: bytes, what: what, status: status))
+        } catch {
+            return .failure(error)
+        }
+    }
 }
 
 /// A borrowed JSON value inside a `JSONDocument`.
@@ -99,6 +107,14 @@ struct JSONValue {
             iter = json_object_iter_next(raw, it)
         }
         return out
+    }
+
+    /// Lookup by a literal key: no String bridging on the hot path.
+    subscript(literal key: StaticString) -> JSONValue? {
+        guard kind == .object else { return nil }
+        let name = UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self)
+        guard let v = json_object_get(raw, name) else { return nil }
+        return JSONValue(raw: v)
     }
 
     subscript(key: String) -> JSONValue? {

@@ -70,11 +70,13 @@ extension Verifier {
             throw IAPVFailure(.tooLarge, "the response is \(body.count) bytes; max_input_bytes is \(config.maxInputBytes)")
         }
         let endpoint = options.endpoint ?? "production"
+        let elided = LatestReceiptElision.elide(body)
+        let parsed = elided.map { $0.withUnsafeBytes { JSONDocument.parse($0, what: "the response", status: .invalidArgument) } }
+            ?? JSONDocument.parse(body, what: "the response", status: .invalidArgument)
         let doc: JSONDocument
-        do {
-            doc = try JSONDocument(bytes: body, what: "the response", status: .invalidArgument)
-        } catch {
-            return ResponseReport(.malformed, error.message, status: nil, action: .reject)
+        switch parsed {
+        case .success(let d): doc = d
+        case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject)
         }
         let root = doc.root
         guard root.kind == .object else {
@@ -87,7 +89,7 @@ extension Verifier {
         }
         switch status {
         case 0, 21006:
-            return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs)
+            return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs, elided: elided != nil)
         case 21007:
             let retry = endpoint == "production" && config.environments.contains(.sandbox)
             return ResponseReport(.wrongEnvironment, retry
@@ -126,7 +128,7 @@ extension Verifier {
 
     /// Status 0 or 21006: read the body and apply the receipt checks.
     private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: String, options: CallOptions,
-                              nowMs: Int64) -> ResponseReport {
+                              nowMs: Int64, elided: Bool) -> ResponseReport {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
             ResponseReport(verdict, reason, status: status, action: .reject)
         }
@@ -142,14 +144,14 @@ extension Verifier {
             receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
             receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
             receipt.originalAppVersion = try f.string("original_application_version")
-            receipt.creationDateMs = try f.date("receipt_creation_date")
-            receipt.requestDateMs = try f.date("request_date")
-            receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date")
-            receipt.expirationDateMs = try f.date("expiration_date")
+            receipt.creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
+            receipt.requestDateMs = try f.date("request_date", ms: "request_date_ms")
+            receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
+            receipt.expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
             receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
             receipt.downloadID = try f.string("download_id")
             receipt.versionExternalIdentifier = try f.string("version_external_identifier")
-            receipt.latestReceiptPresent = root["latest_receipt"]?.kind == .string
+            receipt.latestReceiptPresent = root["latest_receipt"]?.kind == .string && (elided || root["latest_receipt"]?.string != "")
             report.receipt = receipt
 
             // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.

@@ -63,33 +63,33 @@ struct FieldReader {
         self.path = path
     }
 
-    private func present(_ key: String) -> JSONValue? {
-        guard let v = object[key], !v.isNull else { return nil }
+    private func present(_ key: StaticString) -> JSONValue? {
+        guard let v = object[literal: key], !v.isNull else { return nil }
         if v.kind == .string, v.string == "" { return nil }
         return v
     }
 
-    func string(_ key: String) throws(FieldProblem) -> String? {
+    func string(_ key: StaticString) throws(FieldProblem) -> String? {
         guard let v = present(key) else { return nil }
         guard let s = v.tolerantString() else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
         return s
     }
 
-    func int(_ key: String) throws(FieldProblem) -> Int64? {
+    func int(_ key: StaticString) throws(FieldProblem) -> Int64? {
         guard let v = present(key) else { return nil }
         guard let n = v.tolerantInt() else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
         return n
     }
 
-    func bool(_ key: String) throws(FieldProblem) -> Bool? {
+    func bool(_ key: StaticString) throws(FieldProblem) -> Bool? {
         guard let v = present(key) else { return nil }
         guard let b = v.tolerantBool() else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
         return b
     }
 
     /// A date: `<name>_ms` when present, else `<name>` as ms digits or "YYYY-MM-DD HH:MM:SS Etc/GMT".
-    func date(_ name: String) throws(FieldProblem) -> Int64? {
-        if let ms = try int("\(name)_ms") { return ms }
+    func date(_ name: StaticString, ms msKey: StaticString) throws(FieldProblem) -> Int64? {
+        if let ms = try int(msKey) { return ms }
         guard let v = present(name) else { return nil }
         if let n = v.tolerantInt() { return n }
         if let s = v.string, let ms = AppleDate.milliseconds(s) { return ms }

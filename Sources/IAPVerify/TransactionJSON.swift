@@ -10,10 +10,10 @@ enum TransactionJSON {
         var t = Transaction(transactionID: id, productID: product)
         t.originalTransactionID = try f.string("original_transaction_id")
         t.quantity = try f.int("quantity") ?? 1
-        t.purchaseDateMs = try f.date("purchase_date")
-        t.originalPurchaseDateMs = try f.date("original_purchase_date")
-        t.expiresDateMs = try f.date("expires_date")
-        t.cancellationDateMs = try f.date("cancellation_date")
+        t.purchaseDateMs = try f.date("purchase_date", ms: "purchase_date_ms")
+        t.originalPurchaseDateMs = try f.date("original_purchase_date", ms: "original_purchase_date_ms")
+        t.expiresDateMs = try f.date("expires_date", ms: "expires_date_ms")
+        t.cancellationDateMs = try f.date("cancellation_date", ms: "cancellation_date_ms")
         t.cancellationReason = try f.string("cancellation_reason")
         t.isUpgraded = try f.bool("is_upgraded") ?? false
         t.isTrialPeriod = try f.bool("is_trial_period") ?? false
@@ -36,7 +36,7 @@ enum TransactionJSON {
         r.autoRenewStatus = try f.bool("auto_renew_status")
         r.expirationIntent = try f.int("expiration_intent")
         r.isInBillingRetryPeriod = try f.bool("is_in_billing_retry_period")
-        r.gracePeriodExpiresDateMs = try f.date("grace_period_expires_date")
+        r.gracePeriodExpiresDateMs = try f.date("grace_period_expires_date", ms: "grace_period_expires_date_ms")
         r.priceConsentStatus = try f.string("price_consent_status")
         return r
     }

@@ -219,3 +219,36 @@ final class ResponseRuleTests: XCTestCase {
         }
     }
 }
+
+final class LatestReceiptElisionTests: XCTestCase {
+    func elide(_ s: String) -> String? {
+        Array(s.utf8).withUnsafeBytes { LatestReceiptElision.elide($0) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func testOnlyKeyPositionsAreEmptied() {
+        XCTAssertEqual(elide(#"{"status":0,"latest_receipt":"MIIT+/=="}"#), #"{"status":0,"latest_receipt":""}"#)
+        XCTAssertEqual(elide("{\"latest_receipt\" :\n \"AB\\nCD\", \"x\":1}"), "{\"latest_receipt\" :\n \"\", \"x\":1}")
+        XCTAssertEqual(elide(#"{"u":{"latest_receipt":"AAAA"},"latest_receipt":"BBBB"}"#), #"{"u":{"latest_receipt":""},"latest_receipt":""}"#)
+        // Inside a string value the quotes are escaped, so nothing there is touched.
+        XCTAssertNil(elide(#"{"note":"{\"latest_receipt\":\"X\"}"}"#))
+        XCTAssertNil(elide(#"{"latest_receipt_info":[],"a":"latest_receipt"}"#))
+        XCTAssertNil(elide(#"{"latest_receipt":123}"#))
+        XCTAssertNil(elide(#"["latest_receipt","x"]"#))
+        XCTAssertNil(elide(#"{"latest_receipt":"unterminated"#))
+        XCTAssertEqual(elide(#"{"latest_receipt":"a\"b"}"#), #"{"latest_receipt":""}"#)
+    }
+
+    func testAnElidedBodyInterpretsLikeTheOriginal() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox"]])
+        for file in Fixtures.list("verifyreceipt", suffix: ".json") {
+            let body = Fixtures.data("verifyreceipt/\(file)")
+            let withReceipt = try interpret(v, body, now: 1_595_500_000_000)
+            var stripped = (try JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+            let had = stripped.removeValue(forKey: "latest_receipt") != nil
+            let without = try interpret(v, json: stripped, now: 1_595_500_000_000)
+            XCTAssertEqual(withReceipt.verdict, without.verdict, file)
+            XCTAssertEqual(withReceipt.transactions, without.transactions, file)
+            XCTAssertEqual(withReceipt.receipt?.latestReceiptPresent ?? false, had && withReceipt.receipt != nil, file)
+        }
+    }
+}

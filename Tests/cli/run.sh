@@ -27,6 +27,7 @@ has '"verdict":"bundle_mismatch"' out
 expect 0 "no bundle id: any app, said on stderr" -- $BIN receipt "$R" --now 1893456000000
 has 'bundle_id "\*"' err
 echo '{"bundle_id":"com.other","environments":["Production"]}' > "$TMP/config.json"
+echo '{"bundle_id":"com.revenuecat.sampleapp","environments":["Production","Sandbox"]}' > "$TMP/sandbox.json"
 expect 0 "--bundle-id overrides the config" -- $BIN receipt "$R" --config "$TMP/config.json" --bundle-id com.dashedspace.analytics --now 1893456000000
 expect 1 "config bundle id used" -- $BIN receipt "$R" --config "$TMP/config.json" --now 1893456000000
 expect 0 "stdin and base64" -- sh -c "base64 '$R' | $BIN receipt - --bundle-id com.dashedspace.analytics --now 1893456000000"
@@ -53,6 +54,20 @@ expect 2 "bad options file" -- $BIN receipt "$R" --bundle-id x --options "$TMP/b
 echo '{"bundle_id":"*","max_input_bytes":100}' > "$TMP/small.json"
 expect 2 "over max_input_bytes" -- $BIN receipt "$R" --config "$TMP/small.json"
 has 'IAPV_E_TOO_LARGE' err
+VR=$FX/verifyreceipt
+expect 0 "response: status 0" -- $BIN response "$VR/revenuecat_sandbox_status0_2020-07-22_paired.json" --bundle-id com.revenuecat.sampleapp --config "$TMP/sandbox.json" --now 1595440000000 --endpoint sandbox
+has '"action":"accept"' out
+has '"id":"com.revenuecat.annual_39.99.2_week_intro","active":true' out
+expect 1 "response: 21007 from production" -- $BIN response "$VR/alexalok_Invalid_Receipt_Is_From_Test_Environment.json" --config "$TMP/sandbox.json" --endpoint production --now 1
+has '"action":"retry_sandbox"' out
+expect 1 "response: back-off on attempt 3" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --attempt 3 --now 1
+has '"retry_after_ms":4000' out
+expect 2 "response: bad --endpoint" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --endpoint staging
+echo '{"transactions":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1000","expires_date_ms":"5000"}]}' > "$TMP/input.json"
+expect 0 "entitlements" -- $BIN entitlements "$TMP/input.json" --bundle-id x --now 2000
+has '"state":"active"' out
+expect 1 "entitlements: malformed input" -- sh -c "echo '{\"transactions\":3}' | $BIN entitlements - --bundle-id x --now 1"
+has '"verdict":"malformed"' out
 expect 0 "help" -- $BIN --help
 
 if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi
