@@ -277,42 +277,22 @@ enum AttributeSet {
 
     /// The direct walk; nil when the bytes are not plain definite-length TLVs of that shape.
     static func direct(_ bytes: ArraySlice<UInt8>) -> [Attribute]? {
-        guard let set = header(bytes, bytes.startIndex, end: bytes.endIndex), set.tag == 0x31,
+        guard let set = TLV.header(bytes, bytes.startIndex, end: bytes.endIndex), set.tag == 0x31,
               set.end == bytes.endIndex else { return nil }
         var out: [Attribute] = []
         out.reserveCapacity((set.end - set.start) / 12)  // an attribute takes at least 11 bytes
         var i = set.start
         while i < set.end {
-            guard let seq = header(bytes, i, end: set.end), seq.tag == 0x30,
-                  let t = header(bytes, seq.start, end: seq.end), t.tag == 0x02,
-                  let v = header(bytes, t.end, end: seq.end), v.tag == 0x02,
-                  let o = header(bytes, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
+            guard let seq = TLV.header(bytes, i, end: set.end), seq.tag == 0x30,
+                  let t = TLV.header(bytes, seq.start, end: seq.end), t.tag == 0x02,
+                  let v = TLV.header(bytes, t.end, end: seq.end), v.tag == 0x02,
+                  let o = TLV.header(bytes, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
                   let type = ReceiptPayloadDecoder.int64(bytes[t.start..<t.end]),
                   let version = ReceiptPayloadDecoder.int64(bytes[v.start..<v.end]) else { return nil }
             out.append(Attribute(type: type, version: version, value: bytes[o.start..<o.end]))
             i = seq.end
         }
         return out
-    }
-
-    /// One TLV header at `i` with a low tag number and a definite length that fits before `end`.
-    private static func header(_ b: ArraySlice<UInt8>, _ i: Int, end: Int) -> (tag: UInt8, start: Int, end: Int)? {
-        guard i + 2 <= end else { return nil }
-        let tag = b[i]
-        guard tag & 0x1F != 0x1F else { return nil }
-        let first = b[i + 1]
-        var start = i + 2
-        var length = 0
-        if first >= 0x80 {
-            let n = Int(first & 0x7F)
-            guard n >= 1, n <= 4, start + n <= end else { return nil }
-            for k in 0..<n { length = length << 8 | Int(b[start + k]) }
-            start += n
-        } else {
-            length = Int(first)
-        }
-        guard length <= end - start else { return nil }
-        return (tag, start, start + length)
     }
 
     /// The reference decoding through swift-asn1 (BER), used for everything the walk declines.

@@ -57,8 +57,84 @@ extension ASN1Identifier {
 }
 
 enum SignedDataParser {
-    /// Decodes DER or BER bytes into an envelope. Trailing bytes are rejected by swift-asn1.
+    /// Decodes DER or BER bytes into an envelope. Trailing bytes are rejected.
+    ///
+    /// Definite-length receipts (all App Store ones) are split at the top with a direct TLV walk
+    /// that keeps the certificates as raw bytes: the chain cache needs only their encoding, and
+    /// building swift-asn1 nodes for three certificates cost as much as the signature check.
+    /// The content and SignerInfo are still decoded by swift-asn1. Anything else (Xcode's BER,
+    /// or input the walk declines) is decoded entirely by swift-asn1, which also gives the error.
     static func parse(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
+        if let split = topLevel(bytes) {
+            return try assemble(bytes, split)
+        }
+        return try parseWithSwiftASN1(bytes)
+    }
+
+    /// The byte ranges of a definite-length ContentInfo/SignedData, or nil.
+    struct Split {
+        var encapsulated: Range<Int>
+        var certificatesField: Range<Int>?
+        var certificates: [Range<Int>]
+        var signerInfos: Range<Int>
+    }
+
+    static func topLevel(_ b: [UInt8]) -> Split? {
+        let n = b.count
+        guard let ci = TLV.header(b, 0, end: n), ci.tag == 0x30, ci.end == n,
+              let type = TLV.header(b, ci.start, end: ci.end), type.tag == 0x06,
+              b[type.start..<type.end].elementsEqual(OID.signedData),
+              let explicit = TLV.header(b, type.end, end: ci.end), explicit.tag == 0xA0, explicit.end == ci.end,
+              let sd = TLV.header(b, explicit.start, end: explicit.end), sd.tag == 0x30, sd.end == explicit.end,
+              let version = TLV.header(b, sd.start, end: sd.end), version.tag == 0x02,
+              let digests = TLV.header(b, version.end, end: sd.end), digests.tag == 0x31,
+              let encap = TLV.header(b, digests.end, end: sd.end), encap.tag == 0x30,
+              var next = TLV.header(b, encap.end, end: sd.end) else { return nil }
+        var nextAt = encap.end  // where `next` begins (its tag byte)
+        var split = Split(encapsulated: digests.end..<encap.end, certificatesField: nil, certificates: [], signerInfos: 0..<0)
+        if next.tag == 0xA0 {
+            split.certificatesField = encap.end..<next.end
+            var i = next.start
+            while i < next.end {
+                guard let cert = TLV.header(b, i, end: next.end), cert.tag == 0x30 else { return nil }
+                split.certificates.append(i..<cert.end)
+                i = cert.end
+            }
+            guard let after = TLV.header(b, next.end, end: sd.end) else { return nil }
+            nextAt = next.end
+            next = after
+        }
+        if next.tag == 0xA1 {  // CRLs: ignored
+            guard let after = TLV.header(b, next.end, end: sd.end) else { return nil }
+            nextAt = next.end
+            next = after
+        }
+        guard next.tag == 0x31, next.end == sd.end else { return nil }
+        split.signerInfos = nextAt..<next.end
+        return split
+    }
+
+    private static func assemble(_ b: [UInt8], _ split: Split) throws(EnvelopeProblem) -> SignedDataEnvelope {
+        let encapNode: ASN1Node, signersNode: ASN1Node
+        do {
+            encapNode = try BER.parse(b[split.encapsulated])
+            signersNode = try BER.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound])
+        } catch {
+            // Let the full decoder produce the precise error.
+            return try parseWithSwiftASN1(b)
+        }
+        guard case .constructed(let encapFields) = encapNode.content,
+              case .constructed(let signers) = signersNode.content else {
+            return try parseWithSwiftASN1(b)
+        }
+        let content = try parseEncapsulatedContent(encapFields)
+        let signer = try onlySigner(signers)
+        return SignedDataEnvelope(content: content, certificatesField: split.certificatesField.map { b[$0] } ?? [],
+                                  certificates: split.certificates.map { b[$0] }, signer: signer)
+    }
+
+    /// The reference decoding: the whole structure through swift-asn1 (DER or BER).
+    static func parseWithSwiftASN1(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
         let root: ASN1Node
         do {
             root = try BER.parse(bytes)
@@ -125,6 +201,13 @@ enum SignedDataParser {
             throw .malformed("the SignedData signerInfos SET is missing")
         }
         guard it.next() == nil else { throw .malformed("the SignedData has extra fields") }
+        let signer = try onlySigner(signers)
+        return SignedDataEnvelope(content: content, certificatesField: certificatesField,
+                                  certificates: certificates, signer: signer)
+    }
+
+    /// Exactly one SignerInfo, with a supported digest and signature algorithm.
+    private static func onlySigner(_ signers: ASN1NodeCollection) throws(EnvelopeProblem) -> SignerInfo {
         var signerNodes = signers.makeIterator()
         guard let only = signerNodes.next() else {
             throw .malformed("the receipt has no SignerInfo: it is not signed")
@@ -142,8 +225,7 @@ enum SignedDataParser {
         if let bound, bound != signer.digest {
             throw .unsupportedAlgorithm("the signature algorithm's digest does not match the SignerInfo digest")
         }
-        return SignedDataEnvelope(content: content, certificatesField: certificatesField,
-                                  certificates: certificates, signer: signer)
+        return signer
     }
 
     private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> [UInt8] {

@@ -195,6 +195,33 @@ final class CodecTests: XCTestCase {
         XCTAssertGreaterThan(sets, 300)
     }
 
+    /// The direct envelope walk and the full swift-asn1 decoding must give the same envelope.
+    func testEnvelopeWalkAgreesWithSwiftASN1OnEveryFixture() throws {
+        let files = Fixtures.list("receipts").map { "receipts/\($0)" } + Fixtures.list("xcode").map { "xcode/\($0)" }
+            + Fixtures.list("fakepki").map { "fakepki/\($0)" }
+        var walked = 0
+        for file in files {
+            let bytes = Fixtures.data(file)
+            let reference = Result { () throws(EnvelopeProblem) in try SignedDataParser.parseWithSwiftASN1(bytes) }
+            let fast = Result { () throws(EnvelopeProblem) in try SignedDataParser.parse(bytes) }
+            if SignedDataParser.topLevel(bytes) != nil { walked += 1 }
+            switch (reference, fast) {
+            case (.success(let a), .success(let b)):
+                XCTAssertEqual(a.content, b.content, file)
+                XCTAssertEqual(Array(a.certificatesField), Array(b.certificatesField), file)
+                XCTAssertEqual(a.certificates.map { Array($0) }, b.certificates.map { Array($0) }, file)
+                XCTAssertEqual(Array(a.signer.signature), Array(b.signer.signature), file)
+                XCTAssertEqual(Array(a.signer.identifier), Array(b.signer.identifier), file)
+                XCTAssertEqual(a.signer.signedAttributes?.encodedBytes.map { $0 }, b.signer.signedAttributes?.encodedBytes.map { $0 }, file)
+            case (.failure, .failure):
+                break
+            default:
+                XCTFail("\(file): the walk and swift-asn1 disagree on whether it decodes")
+            }
+        }
+        XCTAssertGreaterThan(walked, 80)
+    }
+
     func testJSONWriterIntegers() {
         for v: Int64 in [0, 7, -7, 10, 1_000_000_000_000_000_00, Int64.max, Int64.min, 1_234_567_890_123_456_789, -100_000_000_000_000_000] {
             var w = JSONWriter()
