@@ -1,0 +1,64 @@
+"""Loading libiapverify and declaring its C functions for ctypes.
+
+Strings the library returns are borrowed from a result handle, so they are declared as
+``c_void_p`` and copied with ``ctypes.string_at`` before the handle is freed.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from pathlib import Path
+
+ABI_VERSION = 1
+
+
+class IAPVError(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int32), ("reserved", ctypes.c_uint32), ("message", ctypes.c_char * 248)]
+
+
+def find_library() -> str:
+    """IAPVERIFY_LIBRARY, then the bundled copy, then the system (by SONAME)."""
+    override = os.environ.get("IAPVERIFY_LIBRARY")
+    if override:
+        return override
+    bundled = Path(__file__).resolve().parent / "_native" / "libiapverify.so.1"
+    if bundled.exists():
+        return str(bundled)
+    found = ctypes.util.find_library("iapverify")
+    if found:
+        return found
+    raise OSError("libiapverify.so.1 not found: set IAPVERIFY_LIBRARY to its path, "
+                  "install the wheel that bundles it, or `make install` the library")
+
+
+def load(path: str | None = None) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path or find_library())
+    vp, sz, i32, i64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int64
+    err = ctypes.POINTER(IAPVError)
+    lib.iapv_abi_version.restype = ctypes.c_uint32
+    lib.iapv_abi_version.argtypes = []
+    lib.iapv_version_string.restype = ctypes.c_char_p  # static storage: safe to convert
+    lib.iapv_version_string.argtypes = []
+    lib.iapv_status_name.restype = ctypes.c_char_p      # static storage
+    lib.iapv_status_name.argtypes = [i32]
+    lib.iapv_verifier_new.restype = i32
+    lib.iapv_verifier_new.argtypes = [ctypes.c_char_p, sz, ctypes.POINTER(vp), err]
+    lib.iapv_verifier_free.restype = None
+    lib.iapv_verifier_free.argtypes = [vp]
+    for name in ("iapv_verify_receipt", "iapv_interpret_response", "iapv_compute_entitlements"):
+        fn = getattr(lib, name)
+        fn.restype = i32
+        fn.argtypes = [vp, ctypes.c_char_p, sz, ctypes.c_char_p, sz, i64, ctypes.POINTER(vp), err]
+    lib.iapv_result_verdict.restype = vp                # borrowed
+    lib.iapv_result_verdict.argtypes = [vp]
+    lib.iapv_result_is_valid.restype = ctypes.c_int
+    lib.iapv_result_is_valid.argtypes = [vp]
+    lib.iapv_result_json.restype = vp                   # borrowed
+    lib.iapv_result_json.argtypes = [vp, ctypes.POINTER(sz)]
+    lib.iapv_result_free.restype = None
+    lib.iapv_result_free.argtypes = [vp]
+    abi = lib.iapv_abi_version()
+    if abi != ABI_VERSION:
+        raise OSError(f"libiapverify ABI {abi} does not match this package (ABI {ABI_VERSION}): install matching versions")
+    return lib
