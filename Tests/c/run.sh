@@ -35,13 +35,14 @@ echo "-- a C program built against the installed library via pkg-config"
 make -s install PREFIX="$TMP/prefix" >/dev/null
 test -L "$TMP/prefix/lib/libiapverify.so" && test -L "$TMP/prefix/lib/libiapverify.so.1" || fail "SONAME symlinks missing"
 export PKG_CONFIG_PATH="$TMP/prefix/lib/pkgconfig"
-$CC -std=c99 -Wall -Werror Tests/c/verify_receipt.c $(pkg-config --cflags --libs iapverify) \
+$CC -std=c99 -Wall -Werror examples/c/verify_receipt.c $(pkg-config --cflags --libs iapverify jansson) \
     -Wl,-rpath,"$TMP/prefix/lib" -o "$TMP/verify_receipt"
 readelf -d "$TMP/verify_receipt" | grep -q 'NEEDED.*libiapverify.so.1' || fail "consumer does not record the SONAME"
 "$TMP/verify_receipt" '{"bundle_id":"com.dashedspace.analytics"}' \
     Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 \
     | tee "$TMP/out"
 grep -q '^verdict=valid valid=1' "$TMP/out" || fail "installed library did not verify the receipt"
+grep -q 'api.dashedspace.com.plan.yearly active=false state=expired' "$TMP/out" || fail "entitlements not printed"
 set +e
 "$TMP/verify_receipt" '{"bundle_id":"com.other.app"}' \
     Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 > "$TMP/out2"

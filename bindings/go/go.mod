@@ -1,0 +1,3 @@
+module github.com/iapverify/iapverify/bindings/go
+
+go 1.19
