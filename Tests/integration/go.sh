@@ -4,8 +4,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-make -s -C "$ROOT" install PREFIX="$TMP/prefix" >/dev/null
-export PKG_CONFIG_PATH="$TMP/prefix/lib/pkgconfig" LD_LIBRARY_PATH="$TMP/prefix/lib"
+# A stable prefix: Go caches cgo link flags, so a temporary one would go stale between runs.
+PREFIX="$ROOT/build/prefix"
+make -s -C "$ROOT" install PREFIX="$PREFIX" >/dev/null
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" LD_LIBRARY_PATH="$PREFIX/lib"
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="${GOCACHE:-$ROOT/build/go-cache}"
 (cd "$ROOT/bindings/go" && go vet ./... && go test -count=1 ./...)
 cd "$ROOT/examples/go"
