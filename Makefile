@@ -19,7 +19,8 @@ OUT         := build
 CC          ?= cc
 CXX         ?= c++
 
-.PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bench install uninstall clean
+.PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bindings-test python-test lua-test go-test \
+        nginx-test bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify
 
@@ -56,8 +57,31 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl all swift-test c-test cli-test
+test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test
 	@echo "make test: all tests passed"
+
+bindings-test: python-test lua-test go-test
+
+VENV := $(OUT)/venv
+PY_NATIVE := bindings/python/src/iapverify/_native
+
+# The Python package, installed with the release library bundled in, plus the example service
+# (SQLite and a throwaway PostgreSQL) against a fake Apple.
+python-test: all
+	@mkdir -p $(PY_NATIVE)
+	cp $(OUT)/lib/libiapverify.so.$(VERSION) $(PY_NATIVE)/libiapverify.so.1
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade ./bindings/python pytest "psycopg[binary]"
+	cd $(OUT) && ../$(VENV)/bin/python -m pytest -q ../bindings/python/tests ../examples/python/tests
+
+lua-test: all
+	luajit bindings/lua/t/test.lua $(CURDIR) $(CURDIR)/$(OUT)/lib/libiapverify.so.1
+
+go-test: all
+	Tests/integration/go.sh
+
+nginx-test: all
+	Tests/integration/nginx.sh
 
 swift-test:
 	$(SWIFT) test --parallel
