@@ -106,6 +106,8 @@ def payload(receipt_type="Production", bundle=BUNDLE, version="1.0", created=CRE
     items = [a for v in attrs.values() for a in v] + list(extra)
     return set_(*items)
 
+cases = []
+
 # ---- certificates ----------------------------------------------------------------------------
 
 def name(cn, ou=None):
@@ -187,154 +189,161 @@ def receipt(content=None, certs=None, signer=None, key=None, digest="sha1", **kw
     certs = certs if certs is not None else [signer, wwdr, root]
     return signed_data(content, certs, [signer_info(signer, key, content, digest, **kw)], digest=digest)
 
-# ---- the cases -------------------------------------------------------------------------------
+# ---- the cases -----------------------------------------------------------------------------------
 
-cases = []
+def main():
 
-def case(file, data, verdict, note, config=None, now=None, options=None, status=None):
-    with open(os.path.join(OUT, file), "wb") as f:
-        f.write(data)
-    cases.append({"file": file, "verdict": verdict, "status": status, "note": note, "config": config or {},
-                  "now_ms": now or CREATED_MS + 86_400_000, "options": options or {}})
+    global cases
+    cases.clear()
 
-case("valid_rsa_sha1.der", receipt(), "valid", "Apple-shaped chain under the configured fake root, SHA-1")
-case("valid_rsa_sha256.der", receipt(digest="sha256"), "valid", "the same with SHA-256")
-case("valid_ecdsa_sha256.der", receipt(signer=ec_leaf, key=ec_leaf_key, digest="sha256"), "valid", "ECDSA P-256 leaf")
-case("valid_at_2030.der", receipt(), "valid", "checked long after the leaf expired: validity is at the creation date",
-     now=1893456000000)
-case("valid_certs_reordered.der", receipt(certs=[root, leaf, wwdr]), "valid", "embedded certificates in another order")
-case("valid_no_embedded_root.der", receipt(certs=[leaf, wwdr]), "valid", "the root is not embedded; the configured one is used")
-content_sa = payload()
-good_attrs = [seq(oid(OIDS["contentType"]), set_(oid(OIDS["data"]))),
-              seq(oid(OIDS["messageDigest"]), set_(octets(hashlib.sha256(content_sa).digest())))]
-case("valid_signed_attributes.der", receipt(content=content_sa, digest="sha256", signed_attrs=good_attrs), "valid",
-     "signed attributes with the right messageDigest")
-bad_attrs = [seq(oid(OIDS["contentType"]), set_(oid(OIDS["data"]))),
-             seq(oid(OIDS["messageDigest"]), set_(octets(hashlib.sha256(b"other content").digest())))]
-case("signed_attributes_wrong_digest.der", receipt(content=content_sa, digest="sha256", signed_attrs=bad_attrs),
-     "signature_invalid", "signed attributes whose messageDigest is not the content's digest")
+    def case(file, data, verdict, note, config=None, now=None, options=None, status=None):
+        with open(os.path.join(OUT, file), "wb") as f:
+            f.write(data)
+        cases.append({"file": file, "verdict": verdict, "status": status, "note": note, "config": config or {},
+                      "now_ms": now or CREATED_MS + 86_400_000, "options": options or {}})
 
-# chain
-dev_leaf = make_cert(name("iPhone Developer: Mallory Example (ABCDE12345)", "ABCDE12345"), leaf_key, WWDR_NAME, wwdr_key, ca=False)
-case("developer_leaf.der", receipt(signer=dev_leaf), "not_apple_signer", "a developer certificate under WWDR signs the receipt")
-leaf_no_oid = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False)
-case("leaf_missing_marker.der", receipt(signer=leaf_no_oid), "not_apple_signer", "leaf without 1.2.840.113635.100.6.11.1")
-wwdr_no_oid = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root_key, ca=True, key_usage="ca")
-case("intermediate_missing_marker.der", receipt(certs=[leaf, wwdr_no_oid, root]), "not_apple_signer",
-     "intermediate without 1.2.840.113635.100.6.2.1")
-leaf_under_root = make_cert(LEAF_NAME, leaf_key, ROOT_NAME, root_key, ca=False, markers=[LEAF_MARKER])
-case("two_certificate_path.der", receipt(signer=leaf_under_root, certs=[leaf_under_root, root]), "not_apple_signer",
-     "leaf issued directly by the root: a 2-certificate path")
-sub_key = rsa_key()
-sub_name = name("Apple Worldwide Developer Relations Sub CA", "G5")
-sub = make_cert(sub_name, sub_key, WWDR_NAME, wwdr_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
-leaf_under_sub = make_cert(LEAF_NAME, leaf_key, sub_name, sub_key, ca=False, markers=[LEAF_MARKER])
-case("four_certificate_path.der", receipt(signer=leaf_under_sub, certs=[leaf_under_sub, sub, wwdr, root]), "not_apple_signer",
-     "an extra intermediate: a 4-certificate path")
-ca_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=True, key_usage="ca", markers=[LEAF_MARKER])
-case("ca_leaf.der", receipt(signer=ca_leaf), "not_apple_signer", "the signing certificate is a CA")
-expired_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2020, 1, 1), na=T(2023, 1, 1))
-case("leaf_expired_at_creation.der", receipt(signer=expired_leaf), "untrusted_chain", "leaf expired before the creation date")
-future_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2025, 1, 1), na=T(2030, 1, 1))
-case("leaf_not_yet_valid_at_creation.der", receipt(signer=future_leaf), "untrusted_chain", "leaf valid only after the creation date")
-foreign_wwdr = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, foreign_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
-case("foreign_root.der", receipt(certs=[leaf, foreign_wwdr, foreign_root]), "untrusted_chain",
-     "Apple's names, but the chain ends in a root that is not configured (the embedded root is ignored)")
-wwdr_not_ca = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root_key, ca=False, markers=[WWDR_MARKER], key_usage="ca")
-case("intermediate_not_ca.der", receipt(certs=[leaf, wwdr_not_ca, root]), "untrusted_chain", "the intermediate says CA:FALSE")
-root0_key = rsa_key()
-root0 = make_cert(ROOT_NAME, root0_key, ROOT_NAME, root0_key, ca=True, path_len=0, key_usage="ca", nb=T(2006, 1, 1), na=T(2040, 1, 1))
-wwdr0 = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root0_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
-with open(os.path.join(OUT, "root_pathlen0.pem"), "w") as f:
-    f.write(pem(root0))
-case("path_length_exceeded.der", receipt(certs=[leaf, wwdr0, root0]), "untrusted_chain",
-     "the root allows no intermediate (pathLenConstraint 0)", config={"trust": {"roots_pem": ["@root_pathlen0.pem"], "include_apple_roots": False}})
-case("signer_not_embedded.der", receipt(certs=[wwdr, root]), "untrusted_chain", "the SignerInfo names a certificate that is not in the receipt")
-case("against_apple_roots.der", receipt(), "untrusted_chain", "a perfect fake is rejected when only Apple's real roots are trusted",
-     config={"trust": {"include_apple_roots": True}})
+    case("valid_rsa_sha1.der", receipt(), "valid", "Apple-shaped chain under the configured fake root, SHA-1")
+    case("valid_rsa_sha256.der", receipt(digest="sha256"), "valid", "the same with SHA-256")
+    case("valid_ecdsa_sha256.der", receipt(signer=ec_leaf, key=ec_leaf_key, digest="sha256"), "valid", "ECDSA P-256 leaf")
+    case("valid_at_2030.der", receipt(), "valid", "checked long after the leaf expired: validity is at the creation date",
+         now=1893456000000)
+    case("valid_certs_reordered.der", receipt(certs=[root, leaf, wwdr]), "valid", "embedded certificates in another order")
+    case("valid_no_embedded_root.der", receipt(certs=[leaf, wwdr]), "valid", "the root is not embedded; the configured one is used")
+    content_sa = payload()
+    good_attrs = [seq(oid(OIDS["contentType"]), set_(oid(OIDS["data"]))),
+                  seq(oid(OIDS["messageDigest"]), set_(octets(hashlib.sha256(content_sa).digest())))]
+    case("valid_signed_attributes.der", receipt(content=content_sa, digest="sha256", signed_attrs=good_attrs), "valid",
+         "signed attributes with the right messageDigest")
+    bad_attrs = [seq(oid(OIDS["contentType"]), set_(oid(OIDS["data"]))),
+                 seq(oid(OIDS["messageDigest"]), set_(octets(hashlib.sha256(b"other content").digest())))]
+    case("signed_attributes_wrong_digest.der", receipt(content=content_sa, digest="sha256", signed_attrs=bad_attrs),
+         "signature_invalid", "signed attributes whose messageDigest is not the content's digest")
 
-# signature
-good = receipt()
-tampered = bytearray(good)
-i = tampered.find(BUNDLE.encode())
-tampered[i] ^= 0x01  # "com.example.fake" -> "bom.example.fake"
-case("tampered_payload.der", bytes(tampered), "signature_invalid", "one payload byte changed after signing",
-     config={"bundle_id": "*"})
-other = payload(bundle="com.example.other")
-case("signature_from_other_content.der",
-     signed_data(payload(), [leaf, wwdr, root], [signer_info(leaf, leaf_key, other)]), "signature_invalid",
-     "a valid signature over different content")
-case("signature_wrong_key.der",
-     signed_data(payload(), [leaf, wwdr, root], [signer_info(leaf, wwdr_key, payload())]), "signature_invalid",
-     "signed by a key that is not the leaf's")
-case("ecdsa_oid_on_rsa_key.der", receipt(sig_oid="ecdsa-sha256", digest="sha256"), "signature_invalid",
-     "the SignerInfo claims ECDSA but the leaf key is RSA")
+    # chain
+    dev_leaf = make_cert(name("iPhone Developer: Mallory Example (ABCDE12345)", "ABCDE12345"), leaf_key, WWDR_NAME, wwdr_key, ca=False)
+    case("developer_leaf.der", receipt(signer=dev_leaf), "not_apple_signer", "a developer certificate under WWDR signs the receipt")
+    leaf_no_oid = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False)
+    case("leaf_missing_marker.der", receipt(signer=leaf_no_oid), "not_apple_signer", "leaf without 1.2.840.113635.100.6.11.1")
+    wwdr_no_oid = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root_key, ca=True, key_usage="ca")
+    case("intermediate_missing_marker.der", receipt(certs=[leaf, wwdr_no_oid, root]), "not_apple_signer",
+         "intermediate without 1.2.840.113635.100.6.2.1")
+    leaf_under_root = make_cert(LEAF_NAME, leaf_key, ROOT_NAME, root_key, ca=False, markers=[LEAF_MARKER])
+    case("two_certificate_path.der", receipt(signer=leaf_under_root, certs=[leaf_under_root, root]), "not_apple_signer",
+         "leaf issued directly by the root: a 2-certificate path")
+    sub_key = rsa_key()
+    sub_name = name("Apple Worldwide Developer Relations Sub CA", "G5")
+    sub = make_cert(sub_name, sub_key, WWDR_NAME, wwdr_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
+    leaf_under_sub = make_cert(LEAF_NAME, leaf_key, sub_name, sub_key, ca=False, markers=[LEAF_MARKER])
+    case("four_certificate_path.der", receipt(signer=leaf_under_sub, certs=[leaf_under_sub, sub, wwdr, root]), "not_apple_signer",
+         "an extra intermediate: a 4-certificate path")
+    ca_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=True, key_usage="ca", markers=[LEAF_MARKER])
+    case("ca_leaf.der", receipt(signer=ca_leaf), "not_apple_signer", "the signing certificate is a CA")
+    expired_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2020, 1, 1), na=T(2023, 1, 1))
+    case("leaf_expired_at_creation.der", receipt(signer=expired_leaf), "untrusted_chain", "leaf expired before the creation date")
+    future_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2025, 1, 1), na=T(2030, 1, 1))
+    case("leaf_not_yet_valid_at_creation.der", receipt(signer=future_leaf), "untrusted_chain", "leaf valid only after the creation date")
+    foreign_wwdr = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, foreign_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
+    case("foreign_root.der", receipt(certs=[leaf, foreign_wwdr, foreign_root]), "untrusted_chain",
+         "Apple's names, but the chain ends in a root that is not configured (the embedded root is ignored)")
+    wwdr_not_ca = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root_key, ca=False, markers=[WWDR_MARKER], key_usage="ca")
+    case("intermediate_not_ca.der", receipt(certs=[leaf, wwdr_not_ca, root]), "untrusted_chain", "the intermediate says CA:FALSE")
+    root0_key = rsa_key()
+    root0 = make_cert(ROOT_NAME, root0_key, ROOT_NAME, root0_key, ca=True, path_len=0, key_usage="ca", nb=T(2006, 1, 1), na=T(2040, 1, 1))
+    wwdr0 = make_cert(WWDR_NAME, wwdr_key, ROOT_NAME, root0_key, ca=True, key_usage="ca", markers=[WWDR_MARKER])
+    with open(os.path.join(OUT, "root_pathlen0.pem"), "w") as f:
+        f.write(pem(root0))
+    case("path_length_exceeded.der", receipt(certs=[leaf, wwdr0, root0]), "untrusted_chain",
+         "the root allows no intermediate (pathLenConstraint 0)", config={"trust": {"roots_pem": ["@root_pathlen0.pem"], "include_apple_roots": False}})
+    case("signer_not_embedded.der", receipt(certs=[wwdr, root]), "untrusted_chain", "the SignerInfo names a certificate that is not in the receipt")
+    case("against_apple_roots.der", receipt(), "untrusted_chain", "a perfect fake is rejected when only Apple's real roots are trusted",
+         config={"trust": {"include_apple_roots": True}})
 
-# structure and algorithms
-case("trailing_byte.der", good + b"\x00", "malformed", "one byte after the ContentInfo")
-case("trailing_pkcs7.der", good + good, "malformed", "a second receipt appended")
-case("digest_md5.der", receipt(digest_oid="md5", sign_digest="sha1"), "unsupported_algorithm", "MD5 content digest")
-case("digest_sha512.der", receipt(digest_oid="sha512", sign_digest="sha1"), "unsupported_algorithm", "SHA-512 content digest")
-c = payload()
-case("two_signers.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c), signer_info(ec_leaf, ec_leaf_key, c, "sha256")]),
-     "malformed", "two SignerInfos")
-case("no_signers.der", signed_data(c, [leaf, wwdr, root], []), "malformed", "no SignerInfo: not signed at all")
-case("detached_content.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c)], detached=True), "malformed",
-     "the signature is detached: no payload")
-case("bare_payload.der", payload(), "malformed", "a payload SET with no PKCS#7 around it")
-case("not_data_content.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c)], content_type="signedData"),
-     "malformed", "the signed content type is not data")
+    # signature
+    good = receipt()
+    tampered = bytearray(good)
+    i = tampered.find(BUNDLE.encode())
+    tampered[i] ^= 0x01  # "com.example.fake" -> "bom.example.fake"
+    case("tampered_payload.der", bytes(tampered), "signature_invalid", "one payload byte changed after signing",
+         config={"bundle_id": "*"})
+    other = payload(bundle="com.example.other")
+    case("signature_from_other_content.der",
+         signed_data(payload(), [leaf, wwdr, root], [signer_info(leaf, leaf_key, other)]), "signature_invalid",
+         "a valid signature over different content")
+    case("signature_wrong_key.der",
+         signed_data(payload(), [leaf, wwdr, root], [signer_info(leaf, wwdr_key, payload())]), "signature_invalid",
+         "signed by a key that is not the leaf's")
+    case("ecdsa_oid_on_rsa_key.der", receipt(sig_oid="ecdsa-sha256", digest="sha256"), "signature_invalid",
+         "the SignerInfo claims ECDSA but the leaf key is RSA")
 
-# payload
-case("duplicate_bundle_id.der", receipt(content=payload(extra=[attr(2, utf8("com.example.other"))])), "malformed",
-     "attribute 2 twice")
-case("no_creation_date.der", receipt(content=payload(drop=[12])), "malformed", "no attribute 12")
-case("bundle_id_ia5.der", receipt(content=set_(*[a for a in [attr(0, utf8("Production")), attr(2, ia5(BUNDLE)), attr(12, ia5(CREATED))]])),
-     "malformed", "bundle id as IA5String instead of UTF8String")
-case("bad_date.der", receipt(content=payload(drop=[12], extra=[attr(12, ia5("15/01/2024 10:00"))])), "malformed", "a creation date not in RFC 3339")
-case("integer_9_bytes.der", receipt(content=payload(drop=[1], extra=[attr(1, tlv(0x02, b"\x01" * 9))])), "malformed",
-     "an INTEGER wider than 64 bits")
-case("attribute_two_fields.der", receipt(content=set_(seq(integer(2), integer(1)), attr(12, ia5(CREATED)))), "malformed",
-     "an attribute SEQUENCE with 2 fields")
+    # structure and algorithms
+    case("trailing_byte.der", good + b"\x00", "malformed", "one byte after the ContentInfo")
+    case("trailing_pkcs7.der", good + good, "malformed", "a second receipt appended")
+    case("digest_md5.der", receipt(digest_oid="md5", sign_digest="sha1"), "unsupported_algorithm", "MD5 content digest")
+    case("digest_sha512.der", receipt(digest_oid="sha512", sign_digest="sha1"), "unsupported_algorithm", "SHA-512 content digest")
+    c = payload()
+    case("two_signers.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c), signer_info(ec_leaf, ec_leaf_key, c, "sha256")]),
+         "malformed", "two SignerInfos")
+    case("no_signers.der", signed_data(c, [leaf, wwdr, root], []), "malformed", "no SignerInfo: not signed at all")
+    case("detached_content.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c)], detached=True), "malformed",
+         "the signature is detached: no payload")
+    case("bare_payload.der", payload(), "malformed", "a payload SET with no PKCS#7 around it")
+    case("not_data_content.der", signed_data(c, [leaf, wwdr, root], [signer_info(leaf, leaf_key, c)], content_type="signedData"),
+         "malformed", "the signed content type is not data")
 
-# policy (checks 8-13)
-case("sandbox_rejected.der", receipt(content=payload(receipt_type="ProductionSandbox")), "environment_rejected",
-     "a sandbox receipt when only Production is accepted")
-case("sandbox_accepted.der", receipt(content=payload(receipt_type="ProductionSandbox")), "valid",
-     "a sandbox receipt when Sandbox is accepted", config={"environments": ["Production", "Sandbox"]})
-case("vpp_production.der", receipt(content=payload(receipt_type="ProductionVPP")), "valid", "ProductionVPP counts as Production")
-case("unknown_receipt_type.der", receipt(content=payload(receipt_type="Staging")), "environment_rejected", "an unknown receipt type")
-case("no_receipt_type.der", receipt(content=payload(drop=[0])), "environment_rejected", "no receipt type at all")
-case("bundle_mismatch.der", receipt(content=payload(bundle="com.example.other")), "bundle_mismatch", "another app's receipt")
-case("bundle_trailing_nul.der", receipt(content=payload(bundle=BUNDLE + "\x00")), "bundle_mismatch", "the bundle id plus a NUL byte")
-case("version_mismatch.der", receipt(content=payload(version="2.0")), "version_mismatch", "app version not in bundle_versions",
-     config={"bundle_versions": ["1.0", "1.1"]})
-case("version_match.der", receipt(content=payload(version="1.1")), "valid", "app version in bundle_versions",
-     config={"bundle_versions": ["1.0", "1.1"]})
-case("device_match.der", receipt(), "valid", "the device hash matches the given device id",
-     options={"device_id": "C68BCE28-7E27-494A-A082-ACECB9328171"})
-case("device_mismatch.der", receipt(), "device_mismatch", "the device hash was made for another device",
-     options={"device_id": "00000000-0000-0000-0000-000000000001"})
-case("device_check_off.der", receipt(), "valid", "device_check off ignores the device id",
-     options={"device_id": "00000000-0000-0000-0000-000000000001"}, config={"device_check": "off"})
-case("device_required_missing.der", receipt(), None, "device_check required but no device_id: a call error",
-     config={"device_check": "required"}, status="IAPV_E_INVALID_ARGUMENT")
-case("receipt_expired.der", receipt(content=payload(expiration="2024-02-01T00:00:00Z")), "receipt_expired",
-     "attribute 21 is before now", now=1706745600000)
-case("receipt_expiry_boundary.der", receipt(content=payload(expiration="2024-02-01T00:00:00Z")), "valid",
-     "1 ms before attribute 21", now=1706745599999)
-case("stale.der", receipt(), "stale", "created more than max_receipt_age_ms ago", config={"max_receipt_age_ms": 3600000})
-case("fresh.der", receipt(), "valid", "created within max_receipt_age_ms", config={"max_receipt_age_ms": 86400000 * 2})
-case("too_large.der", receipt(), None, "over max_input_bytes", config={"max_input_bytes": 1000}, status="IAPV_E_TOO_LARGE")
+    # payload
+    case("duplicate_bundle_id.der", receipt(content=payload(extra=[attr(2, utf8("com.example.other"))])), "malformed",
+         "attribute 2 twice")
+    case("no_creation_date.der", receipt(content=payload(drop=[12])), "malformed", "no attribute 12")
+    case("bundle_id_ia5.der", receipt(content=set_(*[a for a in [attr(0, utf8("Production")), attr(2, ia5(BUNDLE)), attr(12, ia5(CREATED))]])),
+         "malformed", "bundle id as IA5String instead of UTF8String")
+    case("bad_date.der", receipt(content=payload(drop=[12], extra=[attr(12, ia5("15/01/2024 10:00"))])), "malformed", "a creation date not in RFC 3339")
+    case("integer_9_bytes.der", receipt(content=payload(drop=[1], extra=[attr(1, tlv(0x02, b"\x01" * 9))])), "malformed",
+         "an INTEGER wider than 64 bits")
+    case("attribute_two_fields.der", receipt(content=set_(seq(integer(2), integer(1)), attr(12, ia5(CREATED)))), "malformed",
+         "an attribute SEQUENCE with 2 fields")
 
-# the cache must still check every certificate's validity against each receipt's creation date
-short_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2023, 1, 1), na=T(2024, 6, 1))
-case("cache_same_chain_in_validity.der", receipt(signer=short_leaf), "valid", "cached chain, created inside the leaf's validity")
-case("cache_same_chain_after_expiry.der", receipt(signer=short_leaf, content=payload(created="2024-07-01T00:00:00Z")),
-     "untrusted_chain", "same certificates, created after the leaf expired", now=1719878400000)
+    # policy (checks 8-13)
+    case("sandbox_rejected.der", receipt(content=payload(receipt_type="ProductionSandbox")), "environment_rejected",
+         "a sandbox receipt when only Production is accepted")
+    case("sandbox_accepted.der", receipt(content=payload(receipt_type="ProductionSandbox")), "valid",
+         "a sandbox receipt when Sandbox is accepted", config={"environments": ["Production", "Sandbox"]})
+    case("vpp_production.der", receipt(content=payload(receipt_type="ProductionVPP")), "valid", "ProductionVPP counts as Production")
+    case("unknown_receipt_type.der", receipt(content=payload(receipt_type="Staging")), "environment_rejected", "an unknown receipt type")
+    case("no_receipt_type.der", receipt(content=payload(drop=[0])), "environment_rejected", "no receipt type at all")
+    case("bundle_mismatch.der", receipt(content=payload(bundle="com.example.other")), "bundle_mismatch", "another app's receipt")
+    case("bundle_trailing_nul.der", receipt(content=payload(bundle=BUNDLE + "\x00")), "bundle_mismatch", "the bundle id plus a NUL byte")
+    case("version_mismatch.der", receipt(content=payload(version="2.0")), "version_mismatch", "app version not in bundle_versions",
+         config={"bundle_versions": ["1.0", "1.1"]})
+    case("version_match.der", receipt(content=payload(version="1.1")), "valid", "app version in bundle_versions",
+         config={"bundle_versions": ["1.0", "1.1"]})
+    case("device_match.der", receipt(), "valid", "the device hash matches the given device id",
+         options={"device_id": "C68BCE28-7E27-494A-A082-ACECB9328171"})
+    case("device_mismatch.der", receipt(), "device_mismatch", "the device hash was made for another device",
+         options={"device_id": "00000000-0000-0000-0000-000000000001"})
+    case("device_check_off.der", receipt(), "valid", "device_check off ignores the device id",
+         options={"device_id": "00000000-0000-0000-0000-000000000001"}, config={"device_check": "off"})
+    case("device_required_missing.der", receipt(), None, "device_check required but no device_id: a call error",
+         config={"device_check": "required"}, status="IAPV_E_INVALID_ARGUMENT")
+    case("receipt_expired.der", receipt(content=payload(expiration="2024-02-01T00:00:00Z")), "receipt_expired",
+         "attribute 21 is before now", now=1706745600000)
+    case("receipt_expiry_boundary.der", receipt(content=payload(expiration="2024-02-01T00:00:00Z")), "valid",
+         "1 ms before attribute 21", now=1706745599999)
+    case("stale.der", receipt(), "stale", "created more than max_receipt_age_ms ago", config={"max_receipt_age_ms": 3600000})
+    case("fresh.der", receipt(), "valid", "created within max_receipt_age_ms", config={"max_receipt_age_ms": 86400000 * 2})
+    case("too_large.der", receipt(), None, "over max_input_bytes", config={"max_input_bytes": 1000}, status="IAPV_E_TOO_LARGE")
 
-with open(os.path.join(OUT, "root.pem"), "w") as f:
-    f.write(pem(root))
-with open(os.path.join(OUT, "cases.json"), "w") as f:
-    json.dump({"bundle_id": BUNDLE, "created_ms": CREATED_MS, "cases": cases}, f, indent=1)
-print(f"{len(cases)} cases written to {OUT}")
+    # the cache must still check every certificate's validity against each receipt's creation date
+    short_leaf = make_cert(LEAF_NAME, leaf_key, WWDR_NAME, wwdr_key, ca=False, markers=[LEAF_MARKER], nb=T(2023, 1, 1), na=T(2024, 6, 1))
+    case("cache_same_chain_in_validity.der", receipt(signer=short_leaf), "valid", "cached chain, created inside the leaf's validity")
+    case("cache_same_chain_after_expiry.der", receipt(signer=short_leaf, content=payload(created="2024-07-01T00:00:00Z")),
+         "untrusted_chain", "same certificates, created after the leaf expired", now=1719878400000)
+
+    with open(os.path.join(OUT, "root.pem"), "w") as f:
+        f.write(pem(root))
+    with open(os.path.join(OUT, "cases.json"), "w") as f:
+        json.dump({"bundle_id": BUNDLE, "created_ms": CREATED_MS, "cases": cases}, f, indent=1)
+    print(f"{len(cases)} cases written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

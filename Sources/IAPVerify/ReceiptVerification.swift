@@ -188,6 +188,10 @@ extension Verifier {
             report.fail("structure", .malformed, "the signed content is detached or not of type data")
             return false
         }
+        if let certs = iapv_pkcs7_certs(p7), iapv_sk_x509_num(certs) > EnvelopeLimits.maxCertificates {
+            report.fail("structure", .malformed, "the receipt embeds more than \(EnvelopeLimits.maxCertificates) certificates")
+            return false
+        }
         guard iapv_pkcs7_signer_count(p7) == 1, let si = iapv_pkcs7_signer(p7, 0) else {
             report.fail("structure", .malformed, "the receipt must have exactly one SignerInfo")
             return false

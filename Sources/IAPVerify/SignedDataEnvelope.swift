@@ -56,6 +56,12 @@ extension ASN1Identifier {
     static let context1 = ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
 }
 
+/// Limits on the envelope (see README, "Limits").
+public enum EnvelopeLimits {
+    /// Apple embeds 3 certificates (Xcode 1); more than this is not a receipt.
+    public static let maxCertificates = 10
+}
+
 enum SignedDataParser {
     /// Decodes DER or BER bytes into an envelope. Trailing bytes are rejected.
     ///
@@ -100,7 +106,8 @@ enum SignedDataParser {
                 split.certificates.append(i..<cert.end)
                 i = cert.end
             }
-            guard let after = TLV.header(b, next.end, end: sd.end) else { return nil }
+            guard split.certificates.count <= EnvelopeLimits.maxCertificates,
+                  let after = TLV.header(b, next.end, end: sd.end) else { return nil }
             nextAt = next.end
             next = after
         }
@@ -192,6 +199,9 @@ enum SignedDataParser {
                     throw .malformed("an embedded certificate is not a plain X.509 certificate")
                 }
                 certificates.append(cert.encodedBytes)
+            }
+            guard certificates.count <= EnvelopeLimits.maxCertificates else {
+                throw .malformed("the receipt embeds \(certificates.count) certificates; at most \(EnvelopeLimits.maxCertificates) are accepted")
             }
             next = it.next()
         }
