@@ -20,7 +20,7 @@ CC          ?= cc
 CXX         ?= c++
 
 .PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        nginx-test bench install uninstall clean
+        nginx-test fuzz fuzz-smoke sanitize leakcheck soak stress bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify
 
@@ -57,8 +57,30 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test
+test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test fuzz-smoke
 	@echo "make test: all tests passed"
+
+# Hardening (issue 5). fuzz-smoke runs in `make test`; .ci/run also runs sanitize and leakcheck.
+FUZZ_SECONDS ?= 300
+fuzz: bootstrap
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke:
+	Fuzz/run.sh 30
+
+sanitize: bootstrap
+	Tests/hardening/sanitizers.sh
+
+leakcheck: all
+	Tests/hardening/leakcheck.sh
+
+SOAK_CALLS ?= 1000000
+soak: all
+	Tests/hardening/soak.sh $(SOAK_CALLS)
+
+STRESS_CALLS ?= 100000
+stress: bootstrap
+	Tests/hardening/stress.sh $(STRESS_CALLS)
 
 bindings-test: python-test lua-test go-test
 

@@ -15,6 +15,8 @@ let package = Package(
     name: "iapverify",
     products: [
         .library(name: "iapverify", type: .dynamic, targets: ["IAPVerifyC"]),
+        // The Swift core, for the fuzz package (Fuzz/) and Swift hosts.
+        .library(name: "IAPVerifyCore", targets: ["IAPVerify"]),
         .executable(name: "iapverify-cli", targets: ["iapverify-cli"]),
     ],
     dependencies: [
@@ -33,6 +35,12 @@ let package = Package(
             dependencies: ["IAPVerify"],
             exclude: ["exports.map"],
             linkerSettings: cABILinkerSettings
+        ),
+        // libFuzzer targets (Fuzz/run.sh builds this with --sanitize=fuzzer; a plain build is inert).
+        .executableTarget(
+            name: "iapverify-fuzz",
+            dependencies: ["IAPVerify"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .executableTarget(
             name: "iapverify-cli",

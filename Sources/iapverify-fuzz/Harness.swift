@@ -1,0 +1,90 @@
+// One binary, five targets, chosen by IAPV_FUZZ_TARGET: receipt, response, entitlements,
+// config, options. Any trap is a finding; so is the receipt target's differential oracle: the
+// cached path and OpenSSL's PKCS7_verify path must agree on valid versus not.
+import Glibc
+import IAPVerify
+
+enum Harness {
+    enum Target: String { case receipt, response, entitlements, config, options }
+
+    static let target: Target = {
+        let name = getenv("IAPV_FUZZ_TARGET").map { String(cString: $0) } ?? "receipt"
+        guard let t = Target(rawValue: name) else {
+            fputs("IAPV_FUZZ_TARGET must be receipt, response, entitlements, config or options\n", stderr)
+            exit(2)
+        }
+        return t
+    }()
+
+    static let now: Int64 = 1_893_456_000_000
+
+    static func file(_ path: String) -> String {
+        guard let f = fopen(path, "rb") else {
+            fputs("fuzz: cannot read \(path) (run from the repository root)\n", stderr)
+            exit(2)
+        }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, f)
+            out += chunk[0..<n]
+            if n < chunk.count { break }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func escaped(_ pem: String) -> String {
+        pem.replacingAll("\n", with: "\\n")
+    }
+
+    /// Apple's roots, the fake test root and Xcode's StoreKit root: every fixture family verifies.
+    static let verifier: Verifier = {
+        let fixtures = "Tests/IAPVerifyTests/Fixtures"
+        let config = """
+        {"bundle_id":"*","environments":["Production","Sandbox","Xcode"],
+         "trust":{"roots_pem":["\(escaped(file("\(fixtures)/fakepki/root.pem")))"]},
+         "xcode":{"accept":true,"roots_pem":["\(escaped(file("\(fixtures)/xcode/StoreKitTestCertificate.pem")))"]},
+         "products":{"com.test.app.mercury":{"type":"consumable"},"pro":{"type":"auto_renewable","group":"g","level":1}}}
+        """
+        do {
+            return try Array(config.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try Verifier(json: raw) }
+        } catch {
+            fputs("fuzz: config rejected: \(error)\n", stderr)
+            exit(2)
+        }
+    }()
+
+    static let options: CallOptions = {
+        let json = #"{"delivered_transaction_ids":["1"],"orders":[{"order_id":"o","product_id":"p","created_ms":1000}]}"#
+        return (try? Array(json.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }) ?? CallOptions()
+    }()
+
+    static func run(_ input: UnsafeRawBufferPointer) {
+        switch target {
+        case .receipt:
+            let fast = try? verifier.verifyReceipt(input, nowMs: now)
+            let reference = try? verifier.verifyReceipt(input, nowMs: now, path: .reference)
+            if (fast == nil) != (reference == nil) || fast?.isValid != reference?.isValid {
+                fatalError("paths disagree: cached \(fast?.verdict.rawValue ?? "error"), reference \(reference?.verdict.rawValue ?? "error")")
+            }
+            _ = fast?.resultJSON()
+        case .response:
+            _ = (try? verifier.interpretResponse(input, options: options, nowMs: now))?.resultJSON()
+        case .entitlements:
+            _ = (try? verifier.computeEntitlements(input, options: options, nowMs: now))?.resultJSON()
+        case .config:
+            _ = try? VerifierConfig(json: input)
+        case .options:
+            _ = try? CallOptions(json: input)
+        }
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}
