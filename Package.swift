@@ -1,14 +1,17 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Sanitizer builds (Tests/hardening/sanitizers.sh sets IAPV_SANITIZE=1) leave the sanitizer
+/// runtime to the executable, so the shared library must not insist on resolving every symbol.
+let sanitizing = Context.environment["IAPV_SANITIZE"] != nil
+
 /// Linker settings for the shipped shared library: export only `iapv_*` (version script),
 /// fail on unresolved symbols, and record the SONAME that C consumers link against.
 let cABILinkerSettings: [LinkerSetting] = [
     .unsafeFlags([
         "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/IAPVerifyC/exports.map",
-        "-Xlinker", "-z", "-Xlinker", "defs",
         "-Xlinker", "-soname=libiapverify.so.1",
-    ])
+    ] + (sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]))
 ]
 
 let package = Package(
