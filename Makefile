@@ -71,8 +71,9 @@ fuzz-smoke:
 sanitize: bootstrap
 	Tests/hardening/sanitizers.sh
 
+LEAK_CALLS ?= 10000
 leakcheck: all
-	Tests/hardening/leakcheck.sh
+	Tests/hardening/leakcheck.sh $(LEAK_CALLS)
 
 SOAK_CALLS ?= 1000000
 soak: all
