@@ -10,8 +10,11 @@ shift || true
 TARGETS=${*:-receipt response entitlements config options}
 OUT=$ROOT/build/fuzz
 mkdir -p "$OUT"
-# The fuzz target lives in the root package so that --sanitize=fuzzer instruments the core too.
+# The fuzz target lives in the root package so that the sanitizer flags reach the core too.
+# swiftc's -sanitize=fuzzer alone left release objects without coverage counters (libFuzzer then
+# runs blind: "no interesting inputs"), so the coverage kinds libFuzzer needs are explicit.
 swift build -c release --product iapverify-fuzz --scratch-path "$ROOT/.build-fuzz" --sanitize=fuzzer --sanitize=address \
+    -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
     2>&1 | grep -v -E "Cannot export local symbol|^\s*$" | tail -3
 BIN=$ROOT/.build-fuzz/release/iapverify-fuzz
 [ -x "$BIN" ] || { echo "fuzz: build failed"; exit 1; }
@@ -26,6 +29,9 @@ for t in $TARGETS; do
   rc=$?
   result=ok
   grep -q INITED "$log" || { result="never started (no INITED)"; status=1; }
+  if grep -q "no interesting inputs were found" "$log" || ! grep -q "cov: " "$log"; then
+    result="not instrumented for coverage"; status=1
+  fi
   [ $rc -eq 0 ] || { result="FINDING (exit $rc): see $log and $OUT/artifacts/$t"; status=1; }
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$')

@@ -106,6 +106,17 @@ iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *inp
                                       const char *options_json, size_t options_len, int64_t now_ms,
                                       iapv_result **out, iapv_error *err);
 
+/* Verifies a StoreKit 2 compact JWS (a signed transaction, renewal info, app transaction or an
+ * App Store Server Notification V2): ES256, an x5c chain of 3 to a configured root (Apple Root
+ * CA - G3 built in) validated at the payload's signedDate, Apple's marker OIDs, then the bundle
+ * id and environment. Nested signed data in a notification is verified too. Options may carry
+ * "last_signed_date_ms" and "seen_notification_uuids"; the result's notification "action" is
+ * then "ignore_stale" or "ignore_duplicate" instead of "apply".
+ * Thread-safe; the token is read only during the call. */
+iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t len,
+                            const char *options_json, size_t options_len, int64_t now_ms,
+                            iapv_result **out, iapv_error *err);
+
 /* ---- results ---------------------------------------------------------------------------- */
 
 /* The verdict, e.g. "valid" or "signature_invalid". Borrowed from r; NULL if r is NULL. */

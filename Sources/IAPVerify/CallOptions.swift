@@ -15,6 +15,10 @@ public struct CallOptions: Sendable {
     public var orders: [PendingOrder] = []
     /// Pending renewal infos the host has for these subscriptions (pending_renewal_info names).
     public var renewalInfo: [RenewalInfo] = []
+    /// JWS notifications: the `signed_date_ms` the host last applied for this subscription.
+    public var lastSignedDateMs: Int64?
+    /// JWS notifications: notification UUIDs the host already handled.
+    public var seenNotificationUUIDs: [String] = []
 
     public init() {}
 
@@ -59,6 +63,15 @@ public struct CallOptions: Sendable {
                     renewalInfo = try TransactionJSON.renewalInfos(value, path: path)
                 } catch {
                     throw .argument(error.message)
+                }
+            case "last_signed_date_ms":
+                guard let n = value.integer else { throw .argument("\(path) must be an integer (Unix ms)") }
+                lastSignedDateMs = n
+            case "seen_notification_uuids":
+                guard let items = value.array else { throw .argument("\(path) must be an array of strings") }
+                for (i, item) in items.enumerated() {
+                    guard let s = item.string else { throw .argument("\(path)[\(i)] must be a string") }
+                    seenNotificationUUIDs.append(s)
                 }
             default:
                 throw .argument("options: unknown key \"\(key)\"")

@@ -87,6 +87,12 @@ struct FieldReader {
         return b
     }
 
+    /// A nested object, or nil when absent; an error when present but not an object.
+    func object(_ key: StaticString) throws(FieldProblem) -> FieldReader? {
+        guard let v = present(key) else { return nil }
+        return try FieldReader(v, path: "\(path).\(key)")
+    }
+
     /// A date: `<name>_ms` when present, else `<name>` as ms digits or "YYYY-MM-DD HH:MM:SS Etc/GMT".
     func date(_ name: StaticString, ms msKey: StaticString) throws(FieldProblem) -> Int64? {
         if let ms = try int(msKey) { return ms }

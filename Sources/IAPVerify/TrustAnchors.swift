@@ -9,10 +9,13 @@ final class TrustAnchors: @unchecked Sendable {
     let store: OpaquePointer
 
     /// Builds a store from certificates that must each be a self-signed CA.
-    /// - Parameter what: names the config section in error messages.
-    init(roots: [X509Certificate], what: String) throws(IAPVFailure) {
+    /// - Parameters:
+    ///   - what: names the config section in error messages.
+    ///   - requireCA: false for Xcode's StoreKit certificates, which sign directly (the JWS one
+    ///     has no keyCertSign usage); they must still be self-signed.
+    init(roots: [X509Certificate], what: String, requireCA: Bool = true) throws(IAPVFailure) {
         for (i, root) in roots.enumerated() {
-            guard root.isCA, root.isSelfSigned else {
+            guard root.isCA || !requireCA, root.isSelfSigned else {
                 throw .config("\(what)[\(i)] (\(root.subject)) is not a self-signed CA certificate; only roots can be anchors")
             }
         }

@@ -42,7 +42,7 @@ public final class Verifier: Sendable {
             guard !xcodeRoots.isEmpty else {
                 throw .config("config.xcode.accept is true but config.xcode.roots_pem is empty; add Xcode's StoreKit certificate")
             }
-            xcodeAnchors = try TrustAnchors(roots: xcodeRoots, what: "config.xcode.roots_pem")
+            xcodeAnchors = try TrustAnchors(roots: xcodeRoots, what: "config.xcode.roots_pem", requireCA: false)
         } else {
             xcodeAnchors = nil
         }

@@ -191,6 +191,17 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
     }
 }
 
+@_cdecl("iapv_verify_jws")
+public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _ len: Int,
+                            _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                            _ err: UnsafeMutableRawPointer?) -> Int32 {
+    answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+        let r = try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
+        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+    }
+}
+
 // MARK: - Results
 
 @_cdecl("iapv_result_verdict")

@@ -191,6 +191,29 @@ struct EntitlementsCommand: ParsableCommand {
     }
 }
 
+struct JWSCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jws", abstract: "Verify a StoreKit 2 signed transaction, renewal info or notification (compact JWS).")
+
+    @Argument(help: "JWS file, or - for stdin.")
+    var file: String
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        let verifier = try common.makeVerifier()
+        let now = try common.nowMs()
+        let options = try common.callOptions()
+        var input = try IO.read(file)
+        while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
+        let report = try answer {
+            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
+        }
+        IO.printJSON(report.resultJSON(), pretty: common.pretty)
+        if !report.isValid { throw ExitCode(1) }
+    }
+}
+
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).")
@@ -214,7 +237,7 @@ struct IAPVerifyCommand: ParsableCommand {
         commandName: "iapverify",
         abstract: "Verify App Store receipts, interpret /verifyReceipt responses, compute entitlements.",
         version: "0.1.0",
-        subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, InspectCommand.self])
+        subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self, InspectCommand.self])
 }
 
 /// Runs the command with SPEC §9 exit codes (ArgumentParser's own usage code 64 becomes 2).

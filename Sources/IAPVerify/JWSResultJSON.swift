@@ -1,0 +1,63 @@
+// Result JSON for JWS (SPEC §11): verdict, kind, the verified chain, the decoded payload, the
+// normalised transaction or renewal info, the notification, and what it grants.
+
+extension JWSReport {
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 2048 + (payloadJSON?.count ?? 0) * 2)
+        w.beginObject()
+        w.field("verdict", verdict.rawValue)
+        w.field("reason", judgement.reason)
+        writeBody(into: &w)
+        if let entitlements, isValid {
+            entitlements.writeMembers(into: &w)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    private func writeBody(into w: inout JSONWriter) {
+        w.field("trusted", isValid)
+        w.field("kind", kind?.rawValue)
+        w.field("environment", environment?.rawValue)
+        w.field("bundle_id", bundleID)
+        w.field("signed_date_ms", signedDateMs)
+        w.field("validated_at_ms", validatedAtMs)
+        w.key("chain")
+        w.beginArray()
+        for c in chain {
+            w.beginObject()
+            w.field("subject", c.subject)
+            w.field("not_before_ms", c.notBeforeMs)
+            w.field("not_after_ms", c.notAfterMs)
+            w.field("sha256", c.sha256)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("transaction")
+        if let t = transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
+        w.field("app_account_token", appAccountToken)
+        w.field("product_type", productType)
+        w.key("renewal_info")
+        if let r = renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
+        w.key("notification")
+        if let n = notification {
+            w.beginObject()
+            w.field("notification_type", n.type)
+            w.field("subtype", n.subtype)
+            w.field("notification_uuid", n.uuid)
+            w.field("signed_date_ms", n.signedDateMs)
+            w.field("action", n.action.rawValue)
+            w.key("transaction")
+            if let t = n.transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
+            w.key("renewal_info")
+            if let r = n.renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
+            w.endObject()
+        } else {
+            w.null()
+        }
+        w.key("payload")
+        if let p = payloadJSON { w.rawJSON(p) } else { w.null() }
+    }
+}
