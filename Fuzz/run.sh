@@ -7,7 +7,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 SECONDS_EACH=${1:-300}
 shift || true
-TARGETS=${*:-receipt response entitlements config options}
+TARGETS=${*:-receipt response entitlements config options jws}
 OUT=$ROOT/build/fuzz
 mkdir -p "$OUT"
 # The fuzz target lives in the root package so that the sanitizer flags reach the core too.

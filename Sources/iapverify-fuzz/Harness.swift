@@ -5,12 +5,12 @@ import Glibc
 import IAPVerify
 
 enum Harness {
-    enum Target: String { case receipt, response, entitlements, config, options }
+    enum Target: String { case receipt, response, entitlements, config, options, jws }
 
     static let target: Target = {
         let name = getenv("IAPV_FUZZ_TARGET").map { String(cString: $0) } ?? "receipt"
         guard let t = Target(rawValue: name) else {
-            fputs("IAPV_FUZZ_TARGET must be receipt, response, entitlements, config or options\n", stderr)
+            fputs("IAPV_FUZZ_TARGET must be receipt, response, entitlements, config, options or jws\n", stderr)
             exit(2)
         }
         return t
@@ -77,6 +77,8 @@ enum Harness {
             _ = try? VerifierConfig(json: input)
         case .options:
             _ = try? CallOptions(json: input)
+        case .jws:
+            _ = (try? verifier.verifyJWS(input, options: options, nowMs: now))?.resultJSON()
         }
     }
 }

@@ -12,7 +12,7 @@ final class FuzzRegressionTests: XCTestCase {
                                          "trust": ["roots_pem": [Fixtures.fakeRootPEM]],
                                          "xcode": ["accept": true, "roots_pem": [Fixtures.storeKitPEM]]])
         var replayed = 0  // grows as findings are fixed; none so far
-        for target in ["receipt", "response", "entitlements", "config", "options"] {
+        for target in ["receipt", "response", "entitlements", "config", "options", "jws"] {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent(target).path)) ?? []
             for name in files where !name.hasPrefix(".") {
                 let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(target).appendingPathComponent(name)))
@@ -26,6 +26,7 @@ final class FuzzRegressionTests: XCTestCase {
                     case "response": _ = try? v.interpretResponse(raw, nowMs: jan2030)
                     case "entitlements": _ = try? v.computeEntitlements(raw, nowMs: jan2030)
                     case "config": _ = try? VerifierConfig(json: raw)
+                    case "jws": _ = try? v.verifyJWS(raw, nowMs: jan2030)
                     default: _ = try? CallOptions(json: raw)
                     }
                 }

@@ -68,6 +68,12 @@ expect 0 "entitlements" -- $BIN entitlements "$TMP/input.json" --bundle-id x --n
 has '"state":"active"' out
 expect 1 "entitlements: malformed input" -- sh -c "echo '{\"transactions\":3}' | $BIN entitlements - --bundle-id x --now 1"
 has '"verdict":"malformed"' out
+JWS=$FX/jws/transaction_autorenew_sandbox_2022-11.jws
+echo '{"bundle_id":"*","environments":["Sandbox"]}' > "$TMP/sandbox-any.json"
+expect 0 "jws: a real signed transaction" -- $BIN jws "$JWS" --config "$TMP/sandbox-any.json" --now 1893456000000
+has '"kind":"transaction"' out
+expect 1 "jws: production only" -- $BIN jws "$JWS" --bundle-id x --now 1893456000000
+has '"verdict":"environment_rejected"' out
 expect 0 "help" -- $BIN --help
 
 if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi

@@ -93,6 +93,8 @@ type Options struct {
 	DeliveredTransactionIDs []string      `json:"delivered_transaction_ids,omitempty"`
 	Orders                  []Order       `json:"orders,omitempty"`
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`
+	LastSignedDateMs        int64         `json:"last_signed_date_ms,omitempty"`      // JWS notifications
+	SeenNotificationUUIDs   []string      `json:"seen_notification_uuids,omitempty"` // JWS notifications
 }
 
 // Order is a pending order the delivery plan may match to a purchase.
@@ -167,6 +169,14 @@ func (v *Verifier) ComputeEntitlements(input []byte, nowMs int64, opts *Options)
 		out **C.iapv_result, e *C.iapv_error) C.iapv_status {
 		return C.iapv_compute_entitlements(h, in, n, o, on, now, out, e)
 	}, input, nowMs, opts)
+}
+
+// VerifyJWS verifies a StoreKit 2 compact JWS (transaction, renewal info or notification).
+func (v *Verifier) VerifyJWS(token []byte, nowMs int64, opts *Options) (*Result, error) {
+	return v.call(func(h *C.iapv_verifier, in *C.uint8_t, n C.size_t, o *C.char, on C.size_t, now C.int64_t,
+		out **C.iapv_result, e *C.iapv_error) C.iapv_status {
+		return C.iapv_verify_jws(h, in, n, o, on, now, out, e)
+	}, token, nowMs, opts)
 }
 
 // Version is the library's version string.

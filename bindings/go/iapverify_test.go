@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -192,5 +193,18 @@ func TestGoroutinesShareOneVerifier(t *testing.T) {
 	wg.Wait()
 	if bad != 0 {
 		t.Fatalf("%d results differed", bad)
+	}
+}
+
+func TestVerifyJWS(t *testing.T) {
+	v, err := NewVerifier([]byte(`{"bundle_id":"*","environments":["Sandbox"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	token, _ := os.ReadFile(filepath.Join(root, "Tests", "IAPVerifyTests", "Fixtures", "jws", "transaction_autorenew_sandbox_2022-11.jws"))
+	r, err := v.VerifyJWS([]byte(strings.TrimSpace(string(token))), 1893456000000, nil)
+	if err != nil || !r.Valid || r.Kind != "transaction" || len(r.Transaction) == 0 {
+		t.Fatalf("jws: %+v %v", r, err)
 	}
 }

@@ -17,6 +17,9 @@ type Result struct {
 	Delivery        Delivery        `json:"delivery"`
 	UnknownProducts []string        `json:"unknown_products"`
 	IntroEligible   map[string]bool `json:"intro_eligible"`
+	Kind            string          `json:"kind,omitempty"`         // JWS only
+	Transaction     json.RawMessage `json:"transaction,omitempty"`  // JWS only
+	Notification    json.RawMessage `json:"notification,omitempty"` // JWS only
 	JSON            []byte          `json:"-"`
 }
 

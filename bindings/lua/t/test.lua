@@ -28,7 +28,7 @@ for decl in header:gmatch("[%w_ ]+[%s%*]+iapv_[%w_]+%b();") do
     count = count + 1
     check(normalize(cdef):find(normalize(decl), 1, true) ~= nil, "cdef matches header: " .. normalize(decl))
 end
-check(count == 12, "the header declares 12 functions, found " .. count)
+check(count == 13, "the header declares 13 functions, found " .. count)
 
 -- The shared expectations, as every binding answers them.
 local doc = cjson.decode(read(root .. "/Tests/shared/expectations.json"))
@@ -82,6 +82,13 @@ check(res.valid, "entitlements call")
 v:close()
 res, err = v:verify_receipt("x", 0)
 check(res == nil and err:find("closed") ~= nil, "closed verifier")
+
+-- StoreKit 2
+v = assert(iapverify.new({ bundle_id = "*", environments = { "Sandbox" } }))
+local token = read(fixtures .. "jws/transaction_autorenew_sandbox_2022-11.jws"):gsub("%s+$", "")
+res = assert(v:verify_jws(token, 1893456000000))
+check(res.valid and res.result.kind == "transaction", "verify_jws: " .. res.verdict)
+v:close()
 
 -- A loop to shake out leaks or crashes in the FFI glue.
 v = assert(iapverify.new({ bundle_id = "com.dashedspace.analytics" }))

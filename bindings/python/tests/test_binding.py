@@ -116,3 +116,14 @@ def test_library_version_and_loader_override(tmp_path):
     env = dict(os.environ, IAPVERIFY_LIBRARY=str(tmp_path / "missing.so"))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "missing.so" in proc.stderr
+
+
+def test_verify_jws(fixtures):
+    token = (fixtures / "jws/notification_REFUND_sandbox_2025-02a.jws").read_text()
+    with iapverify.Verifier({"bundle_id": "*", "environments": ["Sandbox"]}) as v:
+        r = v.verify_jws(token, now_ms=1893456000000)
+        assert r.valid and r.kind == "notification" and r.notification["notification_type"] == "REFUND"
+        assert r.notification["transaction"]["transaction_id"]
+        again = v.verify_jws(token, now_ms=1893456000000, options={"seen_notification_uuids": [r.notification["notification_uuid"]]})
+        assert again.notification["action"] == "ignore_duplicate"
+        assert v.verify_jws("not.a.jws", now_ms=0).verdict == "malformed"

@@ -35,6 +35,7 @@ void iapv_verifier_free(iapv_verifier *v);
 iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_interpret_response(const iapv_verifier *v, const uint8_t *body, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *input_json, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
+iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 const char *iapv_result_verdict(const iapv_result *r);
 int iapv_result_is_valid(const iapv_result *r);
 const char *iapv_result_json(const iapv_result *r, size_t *len_out);
@@ -125,6 +126,11 @@ function methods:compute_entitlements(input, now_ms, options)
     local json, err = encode(input)
     if not json then return nil, err end
     return call(self, lib.iapv_compute_entitlements, json, now_ms, options)
+end
+
+--- Verifies a StoreKit 2 compact JWS (transaction, renewal info or server notification).
+function methods:verify_jws(token, now_ms, options)
+    return call(self, lib.iapv_verify_jws, token, now_ms, options)
 end
 
 --- Frees the verifier now instead of at garbage collection.

@@ -15,9 +15,9 @@ from typing import Any, Mapping, Optional, Union
 from . import _native
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
-from .results import Delivery, DeliveryItem, Entitlement, OrderMatch, Purchase, ResponseResult, Result, parse
+from .results import Delivery, DeliveryItem, Entitlement, JWSResult, OrderMatch, Purchase, ResponseResult, Result, parse
 
-__all__ = ["Verifier", "Result", "ResponseResult", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
+__all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "library_version", "now_ms"]
 
@@ -91,7 +91,8 @@ class Verifier:
         except Exception:
             pass
 
-    def _call(self, fn: Any, data: bytes, options: Optional[bytes], now: Optional[int], response: bool) -> Result:
+    def _call(self, fn: Any, data: bytes, options: Optional[bytes], now: Optional[int], response: bool,
+              jws: bool = False) -> Result:
         if self._handle is None:
             raise InvalidArgumentError("the verifier is closed")
         lib = _library()
@@ -108,7 +109,7 @@ class Verifier:
             valid = lib.iapv_result_is_valid(result) == 1
         finally:
             lib.iapv_result_free(result)
-        return parse(text, valid, response)
+        return parse(text, valid, response, jws)
 
     def verify_receipt(self, receipt: Union[bytes, str], *, now_ms: Optional[int] = None,
                        options: Optional[JSONish] = None) -> Result:
@@ -126,6 +127,14 @@ class Verifier:
         data = _json_bytes(body) or b""
         result = self._call(_library().iapv_interpret_response, data, _json_bytes(opts), now_ms, True)
         assert isinstance(result, ResponseResult)
+        return result
+
+    def verify_jws(self, token: Union[bytes, str], *, now_ms: Optional[int] = None,
+                   options: Optional[JSONish] = None) -> JWSResult:
+        """Verifies a StoreKit 2 signed transaction, renewal info or server notification (compact JWS)."""
+        data = token.strip().encode() if isinstance(token, str) else bytes(token).strip()
+        result = self._call(_library().iapv_verify_jws, data, _json_bytes(options), now_ms, False, True)
+        assert isinstance(result, JWSResult)
         return result
 
     def compute_entitlements(self, transactions: Union[bytes, str, Mapping[str, Any]], *, now_ms: Optional[int] = None,

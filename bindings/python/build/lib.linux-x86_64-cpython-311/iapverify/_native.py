@@ -46,7 +46,7 @@ def load(path: str | None = None) -> ctypes.CDLL:
     lib.iapv_verifier_new.argtypes = [ctypes.c_char_p, sz, ctypes.POINTER(vp), err]
     lib.iapv_verifier_free.restype = None
     lib.iapv_verifier_free.argtypes = [vp]
-    for name in ("iapv_verify_receipt", "iapv_interpret_response", "iapv_compute_entitlements"):
+    for name in ("iapv_verify_receipt", "iapv_interpret_response", "iapv_compute_entitlements", "iapv_verify_jws"):
         fn = getattr(lib, name)
         fn.restype = i32
         fn.argtypes = [vp, ctypes.c_char_p, sz, ctypes.c_char_p, sz, i64, ctypes.POINTER(vp), err]

@@ -104,7 +104,19 @@ class ResponseResult(Result):
     environment: Optional[str] = None
 
 
-def parse(text: str, valid: bool, response: bool = False) -> Result:
+@dataclass(frozen=True)
+class JWSResult(Result):
+    """A verified StoreKit 2 token: its kind and the normalised data it carries."""
+
+    kind: Optional[str] = None
+    environment: Optional[str] = None
+    transaction: Optional[dict] = None
+    renewal_info: Optional[dict] = None
+    notification: Optional[dict] = None
+    signed_date_ms: Optional[int] = None
+
+
+def parse(text: str, valid: bool, response: bool = False, jws: bool = False) -> Result:
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
     common = dict(
@@ -118,6 +130,10 @@ def parse(text: str, valid: bool, response: bool = False) -> Result:
         unknown_products=list(d.get("unknown_products", [])),
         intro_eligible=dict(d.get("intro_eligible", {})),
         receipt=d.get("receipt"), raw=d, json=text)
+    if jws:
+        return JWSResult(**common, kind=d.get("kind"), environment=d.get("environment"), transaction=d.get("transaction"),
+                         renewal_info=d.get("renewal_info"), notification=d.get("notification"),
+                         signed_date_ms=d.get("signed_date_ms"))
     if response:
         return ResponseResult(**common, status=d.get("status"), action=d.get("action", "reject"),
                               retry_after_ms=d.get("retry_after_ms"), environment=d.get("environment"))
