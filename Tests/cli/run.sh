@@ -72,7 +72,8 @@ JWS=$FX/jws/transaction_autorenew_sandbox_2022-11.jws
 echo '{"bundle_id":"*","environments":["Sandbox"]}' > "$TMP/sandbox-any.json"
 expect 0 "jws: a real signed transaction" -- $BIN jws "$JWS" --config "$TMP/sandbox-any.json" --now 1893456000000
 has '"kind":"transaction"' out
-expect 1 "jws: production only" -- $BIN jws "$JWS" --bundle-id x --now 1893456000000
+echo '{"bundle_id":"*"}' > "$TMP/production-any.json"
+expect 1 "jws: production only" -- $BIN jws "$JWS" --config "$TMP/production-any.json" --now 1893456000000
 has '"verdict":"environment_rejected"' out
 expect 0 "help" -- $BIN --help
 
