@@ -15,6 +15,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -191,8 +194,121 @@ static int json_mode(int argc, char **argv) {
     return 0;
 }
 
+/* ---- JWS: the reference is plain OpenSSL doing the same work per token ------------------------ */
+
+static size_t b64url_decode(const char *in, size_t n, unsigned char *out) {
+    char *tmp = malloc(n + 4);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) tmp[m++] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
+    while (m % 4) tmp[m++] = '=';
+    int len = EVP_DecodeBlock(out, (unsigned char *)tmp, (int)m);
+    size_t pad = 0;
+    for (size_t i = m; i > 0 && tmp[i - 1] == '='; i--) pad++;
+    free(tmp);
+    return len < 0 ? 0 : (size_t)len - pad;
+}
+
+typedef struct { const char *token; size_t len; X509_STORE *store; } jws_ref;
+
+static int jws_reference_once(jws_ref *j) {
+    const char *dot1 = memchr(j->token, '.', j->len), *dot2 = dot1 ? memchr(dot1 + 1, '.', j->len - (size_t)(dot1 + 1 - j->token)) : NULL;
+    if (!dot2) return 0;
+    unsigned char header[8192], sig[128], der[4096];
+    size_t hlen = b64url_decode(j->token, (size_t)(dot1 - j->token), header);
+    size_t slen = b64url_decode(dot2 + 1, j->len - (size_t)(dot2 + 1 - j->token), sig);
+    json_t *h = json_loadb((const char *)header, hlen, 0, NULL);
+    json_t *x5c = json_object_get(h, "x5c");
+    STACK_OF(X509) *untrusted = sk_X509_new_null();
+    X509 *leaf = NULL;
+    for (size_t i = 0; i < json_array_size(x5c); i++) {
+        const char *b = json_string_value(json_array_get(x5c, i));
+        int n = EVP_DecodeBlock(der, (const unsigned char *)b, (int)strlen(b));
+        const unsigned char *p = der;
+        X509 *x = d2i_X509(NULL, &p, n);
+        if (i == 0) leaf = x; else sk_X509_push(untrusted, x);
+    }
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    X509_STORE_CTX_init(ctx, j->store, leaf, untrusted);
+    int ok = X509_verify_cert(ctx) == 1;
+    X509_STORE_CTX_free(ctx);
+    if (ok && slen == 64) {
+        ECDSA_SIG *es = ECDSA_SIG_new();
+        ECDSA_SIG_set0(es, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL));
+        unsigned char *dsig = NULL;
+        int dlen = i2d_ECDSA_SIG(es, &dsig);
+        EVP_MD_CTX *md = EVP_MD_CTX_new();
+        ok = EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, X509_get0_pubkey(leaf)) == 1 &&
+             EVP_DigestVerify(md, dsig, (size_t)dlen, (const unsigned char *)j->token, (size_t)(dot2 - j->token)) == 1;
+        EVP_MD_CTX_free(md);
+        OPENSSL_free(dsig);
+        ECDSA_SIG_free(es);
+    }
+    X509_free(leaf);
+    sk_X509_pop_free(untrusted, X509_free);
+    json_decref(h);
+    ERR_clear_error();
+    return ok;
+}
+
+static int jws_mode(const char *fx, int rounds, double secs) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/jws/transaction_autorenew_sandbox_2022-11.jws", fx);
+    size_t len = 0;
+    char *token = (char *)read_file(path, &len);
+    while (len && (token[len - 1] == '\n' || token[len - 1] == '\r')) len--;
+    snprintf(path, sizeof path, "%s/certs/AppleRootCA-G3.pem", fx);
+    jws_ref ref = {token, len, make_store(path, 1667561039)};
+    const char *cfg = "{\"bundle_id\":\"*\",\"environments\":[\"Sandbox\"]}";
+    enum { COLD = 40 };
+    double warm[64], cold[64], refs[64], ratio[64];
+    for (int r = 0; r < rounds && r < 64; r++) {
+        iapv_verifier *v = NULL;
+        iapv_verifier_new(cfg, strlen(cfg), &v, NULL);
+        double start = cpu_now();
+        long n = 0;
+        while (cpu_now() - start < secs) {
+            iapv_result *res = NULL;
+            iapv_verify_jws(v, (const uint8_t *)token, len, NULL, 0, 1893456000000LL, &res, NULL);
+            if (!iapv_result_is_valid(res)) { fprintf(stderr, "jws not valid\n"); return 1; }
+            iapv_result_free(res);
+            n++;
+        }
+        warm[r] = (cpu_now() - start) / (double)n;
+        iapv_verifier_free(v);
+        /* Cold: a fresh verifier (built outside the timing) for every call, so every call validates the chain. */
+        iapv_verifier *vs[COLD];
+        for (int i = 0; i < COLD; i++) iapv_verifier_new(cfg, strlen(cfg), &vs[i], NULL);
+        start = cpu_now();
+        for (int i = 0; i < COLD; i++) {
+            iapv_result *res = NULL;
+            iapv_verify_jws(vs[i], (const uint8_t *)token, len, NULL, 0, 1893456000000LL, &res, NULL);
+            iapv_result_free(res);
+        }
+        cold[r] = (cpu_now() - start) / COLD;
+        for (int i = 0; i < COLD; i++) iapv_verifier_free(vs[i]);
+        start = cpu_now();
+        n = 0;
+        while (cpu_now() - start < secs) {
+            if (!jws_reference_once(&ref)) { fprintf(stderr, "reference jws failed\n"); return 1; }
+            n++;
+        }
+        refs[r] = (cpu_now() - start) / (double)n;
+        ratio[r] = refs[r] / warm[r];
+    }
+    double cold_ratio = median(refs, rounds) / median(cold, rounds);
+    printf("\nStoreKit 2 JWS (real ES256 transaction, chain to Apple Root CA - G3), %d rounds:\n", rounds);
+    printf("  iapverify warm cache  %8.0f/s\n  iapverify cold cache  %8.0f/s\n  OpenSSL chain+verify  %8.0f/s\n",
+           1.0 / median(warm, rounds), 1.0 / median(cold, rounds), 1.0 / median(refs, rounds));
+    printf("  warm / reference %.1fx, cold / reference %.2fx\n", median(ratio, rounds), cold_ratio);
+    X509_STORE_free(ref.store);
+    free(token);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "json") == 0) return json_mode(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "jws") == 0)
+        return jws_mode(argc > 2 ? argv[2] : "Tests/IAPVerifyTests/Fixtures", argc > 3 ? atoi(argv[3]) : 5, argc > 4 ? atof(argv[4]) : 0.4);
     const char *fx = argc > 1 ? argv[1] : "Tests/IAPVerifyTests/Fixtures";
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     double secs = argc > 3 ? atof(argv[3]) : 0.4;

@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/bench
-cc -O2 -std=c11 -Wall -IInclude Benchmarks/bench.c -Lbuild/lib -liapverify -lcrypto -lpthread \
+cc -O2 -std=c11 -Wall -IInclude Benchmarks/bench.c -Lbuild/lib -liapverify -lcrypto -ljansson -lpthread \
    -Wl,-rpath,"$PWD/build/lib" -o build/bench/bench
 build/bench/bench Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
+build/bench/bench jws Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 python3 Benchmarks/json_bench.py build/bench
