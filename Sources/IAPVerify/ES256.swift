@@ -26,6 +26,15 @@ enum ES256 {
         return Array(UnsafeBufferPointer(start: out, count: Int(n)))
     }
 
+    /// A whole compact JWS checked against one key: strict form, `alg` exactly ES256, signature.
+    /// (Apple tokens go through Verifier.verifyJWS, which also validates the x5c chain.)
+    static func verifyCompact(_ token: [UInt8], key: PublicKey) -> Bool {
+        guard case .success(let jws) = token.withUnsafeBytes({ CompactJWS.parse($0) }),
+              case .success(let header) = jws.header.withUnsafeBytes({ JSONDocument.parse($0, what: "header", status: .invalidArgument) }),
+              header.root[literal: "alg"]?.string == "ES256" else { return false }
+        return verify(signature: jws.signature, message: jws.signingInput, key: key)
+    }
+
     /// A public key from a DER SubjectPublicKeyInfo (test vectors).
     static func publicKey(spki der: [UInt8]) -> PublicKey? {
         der.withUnsafeBufferPointer { buf -> PublicKey? in

@@ -115,6 +115,45 @@ final class JWSTests: XCTestCase {
         XCTAssertEqual(acceptable, 0)
     }
 
+    /// Wycheproof's JOSE vectors: every ES256 (P-256) case, and every case with another or no
+    /// algorithm (alg none, algorithm confusion) must be rejected by the ES256-only rule.
+    func testWycheproofJWSVectors() throws {
+        let doc = Fixtures.json("wycheproof/json_web_signature_test.json")
+        let groups = doc["testGroups"] as? [[String: Any]] ?? []
+        func key(_ jwk: [String: Any]) -> PublicKey? {
+            guard jwk["crv"] as? String == "P-256", jwk["kty"] as? String == "EC" else { return nil }
+            let x = CompactJWS.base64URL(Array((jwk["x"] as? String ?? "").utf8)) ?? []
+            let y = CompactJWS.base64URL(Array((jwk["y"] as? String ?? "").utf8)) ?? []
+            return ES256.publicKey(spki: hex("3059301306072a8648ce3d020106082a8648ce3d030107034200") + [0x04] + x + y)
+        }
+        let anyES256Key = try XCTUnwrap(groups.lazy.compactMap { key($0["public"] as? [String: Any] ?? [:]) }.first)
+        var es256 = 0, others = 0, jwkPolicy = 0
+        for group in groups {
+            let jwk = group["public"] as? [String: Any] ?? [:]
+            let groupKey = key(jwk)
+            // "use"/"key_ops" restrictions are JWK key-selection policy; App Store JWS never
+            // take a key from a JWK (only from the validated x5c chain), so those cases are counted, not run.
+            let restricted = (jwk["use"] as? String).map { $0 != "sig" } ?? false
+                || (jwk["key_ops"] as? [String]).map { !$0.contains("verify") } ?? false
+            for test in group["tests"] as? [[String: Any]] ?? [] {
+                guard let jws = test["jws"] as? String else { continue }  // JWE and JSON-serialised cases do not apply
+                if restricted { jwkPolicy += 1; continue }
+                if let groupKey {
+                    es256 += 1
+                    XCTAssertEqual(ES256.verifyCompact(Array(jws.utf8), key: groupKey), test["result"] as? String == "valid",
+                                   "tcId \(test["tcId"] ?? "") \(test["comment"] ?? "")")
+                } else {
+                    // Another algorithm, alg none, or algorithm confusion: never passes as ES256.
+                    others += 1
+                    XCTAssertFalse(ES256.verifyCompact(Array(jws.utf8), key: anyES256Key), "tcId \(test["tcId"] ?? "")")
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(es256, 37)
+        XCTAssertGreaterThan(others, 100)
+        XCTAssertLessThanOrEqual(jwkPolicy, 4)
+    }
+
     func hex(_ s: String) -> [UInt8] {
         var out: [UInt8] = []
         var it = s.utf8.makeIterator()
