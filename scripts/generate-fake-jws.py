@@ -67,6 +67,8 @@ def transaction(tid, product="pro.monthly", purchase=SIGNED - 86_400_000, expire
          "originalPurchaseDate": SIGNED - 86_400_000, "expiresDate": expires, "quantity": 1, "type": "Auto-Renewable Subscription",
          "inAppOwnershipType": "PURCHASED", "signedDate": signed, "environment": "Sandbox"}
     p.update(extra)
+    if expires is None:
+        del p["expiresDate"]
     return p
 
 
@@ -132,6 +134,7 @@ steps = [
      renewal(signed=SIGNED + 94 * DAY, autoRenewStatus=0, expirationIntent=1), SIGNED + 95 * DAY, "refunded"),
 ]
 scenario = []
+scenario_singles = []
 for i, (ntype, subtype, txn, ren, now, state) in enumerate(steps):
     payload = {"notificationType": ntype, "notificationUUID": f"00000000-0000-4000-8000-00000000000{i}", "version": "2.0",
                "signedDate": txn["signedDate"], "data": {"bundleId": BUNDLE, "environment": "Sandbox",
@@ -144,8 +147,42 @@ for i, (ntype, subtype, txn, ren, now, state) in enumerate(steps):
     scenario.append({"file": file, "now_ms": now, "state": state, "signed_date_ms": txn["signedDate"],
                      "renews_to": "pro.basic" if ntype == "DID_CHANGE_RENEWAL_PREF" else None})
 
+# Each remaining notification type on its own: (type, subtype, transaction, renewal, now, state, will_renew).
+singles = [
+    ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", transaction("3001", purchase=SIGNED, expires=SIGNED + 30 * DAY, signed=SIGNED + DAY),
+     renewal(signed=SIGNED + DAY, autoRenewStatus=0), SIGNED + 2 * DAY, "active", False),
+    ("DID_FAIL_TO_RENEW", None, transaction("3002", purchase=SIGNED, expires=SIGNED + 30 * DAY, signed=SIGNED + 30 * DAY),
+     renewal(signed=SIGNED + 30 * DAY, isInBillingRetryPeriod=True), SIGNED + 31 * DAY, "billing_retry", True),
+    ("GRACE_PERIOD_EXPIRED", None, transaction("3003", purchase=SIGNED, expires=SIGNED + 30 * DAY, signed=SIGNED + 36 * DAY),
+     renewal(signed=SIGNED + 36 * DAY, isInBillingRetryPeriod=True, gracePeriodExpiresDate=SIGNED + 36 * DAY), SIGNED + 37 * DAY,
+     "billing_retry", True),
+    ("EXPIRED", "BILLING_RETRY", transaction("3004", purchase=SIGNED, expires=SIGNED + 30 * DAY, signed=SIGNED + 90 * DAY),
+     renewal(signed=SIGNED + 90 * DAY, autoRenewStatus=0, expirationIntent=2), SIGNED + 91 * DAY, "expired", False),
+    ("REVOKE", None, transaction("3005", purchase=SIGNED, expires=SIGNED + 30 * DAY, signed=SIGNED + 10 * DAY,
+                                 inAppOwnershipType="FAMILY_SHARED", revocationDate=SIGNED + 10 * DAY),
+     renewal(signed=SIGNED + 10 * DAY), SIGNED + 11 * DAY, "refunded", True),
+    ("ONE_TIME_CHARGE", None, transaction("3006", product="lifetime", purchase=SIGNED, expires=None, signed=SIGNED,
+                                          type="Non-Consumable"), None, SIGNED + DAY, "owned", None),
+    ("TEST", None, None, None, SIGNED + DAY, None, None),
+]
+for i, (ntype, subtype, txn, ren, now, state, will) in enumerate(singles):
+    data = {"bundleId": BUNDLE, "environment": "Sandbox"}
+    if txn:
+        data["signedTransactionInfo"] = jws(txn)
+    if ren:
+        data["signedRenewalInfo"] = jws(ren)
+    payload = {"notificationType": ntype, "notificationUUID": f"00000000-0000-4000-9000-00000000000{i}", "version": "2.0",
+               "signedDate": (txn or {}).get("signedDate", SIGNED), "data": data}
+    if subtype:
+        payload["subtype"] = subtype
+    file = f"single_{i}_{ntype}.jws"
+    with open(os.path.join(OUT, file), "w") as f:
+        f.write(jws(payload))
+    scenario_singles.append({"file": file, "type": ntype, "now_ms": now, "state": state, "will_renew": will})
+
 with open(os.path.join(OUT, "root.pem"), "w") as f:
     f.write(root.public_bytes(serialization.Encoding.PEM).decode())
 with open(os.path.join(OUT, "cases.json"), "w") as f:
-    json.dump({"signed_date_ms": SIGNED, "bundle_id": BUNDLE, "cases": cases, "scenario": scenario}, f, indent=1)
+    json.dump({"signed_date_ms": SIGNED, "bundle_id": BUNDLE, "cases": cases, "scenario": scenario, "singles": scenario_singles},
+              f, indent=1)
 print(f"{len(cases)} cases and {len(scenario)} scenario steps in {OUT}")

@@ -226,6 +226,30 @@ final class JWSTests: XCTestCase {
         }
     }
 
+    func testEachOtherNotificationType() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "com.example.fake", "environments": ["Sandbox"],
+                                         "trust": ["roots_pem": [Fixtures.text("jwsfake/root.pem")], "include_apple_roots": false],
+                                         "products": ["pro.monthly": ["type": "auto_renewable", "group": "pro", "entitlements": ["pro"]],
+                                                      "lifetime": ["type": "non_consumable"]]])
+        let singles = try XCTUnwrap(Fixtures.json("jwsfake/cases.json")["singles"] as? [[String: Any]])
+        XCTAssertEqual(singles.count, 7)
+        for step in singles {
+            let file = step["file"] as? String ?? ""
+            let r = try verifyJWS(v, token("jwsfake/\(file)"), now: (step["now_ms"] as? NSNumber)?.int64Value ?? 0)
+            XCTAssertEqual(r.verdict, .valid, "\(file): \(r.judgement.reason)")
+            XCTAssertEqual(r.notification?.type, step["type"] as? String)
+            guard let state = step["state"] as? String else {
+                XCTAssertNil(r.notification?.transaction, file)  // TEST carries no purchase
+                continue
+            }
+            let id = step["type"] as? String == "ONE_TIME_CHARGE" ? "lifetime" : "pro"
+            let e = try XCTUnwrap(r.entitlements?.entitlement(id), file)
+            XCTAssertEqual(e.state.rawValue, state, "\(file): \(e.reason)")
+            XCTAssertEqual(e.willRenew, step["will_renew"] as? Bool, file)
+            if step["type"] as? String == "REVOKE" { XCTAssertEqual(e.ownership, "family_shared") }
+        }
+    }
+
     func testTheChainCacheServesTheSecondCall() throws {
         let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Sandbox"]])
         let text = token("jws/transaction_autorenew_sandbox_2022-11.jws")
