@@ -18,7 +18,7 @@ let package = Package(
     name: "iapverify",
     products: [
         .library(name: "iapverify", type: .dynamic, targets: ["IAPVerifyC"]),
-        // The Swift core, for the fuzz package (Fuzz/) and Swift hosts.
+        // The Swift core, for Swift hosts that want the typed API rather than the C ABI.
         .library(name: "IAPVerifyCore", targets: ["IAPVerify"]),
         .executable(name: "iapverify-cli", targets: ["iapverify-cli"]),
     ],

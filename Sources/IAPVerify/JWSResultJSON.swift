@@ -25,16 +25,7 @@ extension JWSReport {
         w.field("signed_date_ms", signedDateMs)
         w.field("validated_at_ms", validatedAtMs)
         w.key("chain")
-        w.beginArray()
-        for c in chain {
-            w.beginObject()
-            w.field("subject", c.subject)
-            w.field("not_before_ms", c.notBeforeMs)
-            w.field("not_after_ms", c.notAfterMs)
-            w.field("sha256", c.sha256)
-            w.endObject()
-        }
-        w.endArray()
+        CertificateSummary.write(chain, into: &w)
         w.key("transaction")
         if let t = transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
         w.field("app_account_token", appAccountToken)

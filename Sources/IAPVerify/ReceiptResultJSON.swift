@@ -46,16 +46,7 @@ extension ReceiptReport {
         w.field("digest", digest?.rawValue)
         w.field("signature", scheme?.rawValue)
         w.key("chain")
-        w.beginArray()
-        for c in chain {
-            w.beginObject()
-            w.field("subject", c.subject)
-            w.field("not_before_ms", c.notBeforeMs)
-            w.field("not_after_ms", c.notAfterMs)
-            w.field("sha256", c.sha256)
-            w.endObject()
-        }
-        w.endArray()
+        CertificateSummary.write(chain, into: &w)
         w.endObject()
         w.key("in_app")
         w.beginArray()
@@ -94,6 +85,22 @@ extension ReceiptReport {
             w.field("version", a.version)
             w.key("value_base64")
             w.base64(a.value)
+            w.endObject()
+        }
+        w.endArray()
+    }
+}
+
+extension CertificateSummary {
+    /// A verified chain, leaf first, as every result prints it.
+    static func write(_ chain: [CertificateSummary], into w: inout JSONWriter) {
+        w.beginArray()
+        for c in chain {
+            w.beginObject()
+            w.field("subject", c.subject)
+            w.field("not_before_ms", c.notBeforeMs)
+            w.field("not_after_ms", c.notAfterMs)
+            w.field("sha256", c.sha256)
             w.endObject()
         }
         w.endArray()
