@@ -19,6 +19,8 @@ swift build -c release --product iapverify-fuzz --scratch-path "$ROOT/.build-fuz
 BIN=$ROOT/.build-fuzz/release/iapverify-fuzz
 [ -x "$BIN" ] || { echo "fuzz: build failed"; exit 1; }
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# Swift's own crash backtracer reads memory ASan considers poisoned and buries the finding.
+export SWIFT_BACKTRACE=enable=no
 status=0
 printf "%-13s %10s %8s %6s %8s %s\n" target execs exec/s cov corpus result
 for t in $TARGETS; do
@@ -38,6 +40,15 @@ for t in $TARGETS; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
   corpus=$(ls "$OUT/corpus/$t" | wc -l)
   printf "%-13s %10s %8s %6s %8s %s\n" "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "$corpus" "$result"
+  if [ $rc -ne 0 ]; then
+    # CI keeps only the console: print the cause and the input, so a finding can be replayed.
+    grep -m4 -E "Fatal error|ERROR:|SUMMARY:|out-of-memory|timeout" "$log" | sed 's/^/    /'
+    for a in "$OUT/artifacts/$t"/*; do
+      [ -f "$a" ] || continue
+      echo "    input $(basename "$a") ($(wc -c < "$a") bytes), base64:"
+      base64 -w 100 "$a" | head -c 20000 | sed 's/^/      /'
+    done
+  fi
   # Committed regression inputs: each must run clean.
   if compgen -G "Fuzz/regressions/$t/*" > /dev/null; then
     IAPV_FUZZ_TARGET=$t "$BIN" Fuzz/regressions/$t/* > "$OUT/$t.regressions.log" 2>&1 || { echo "$t: a regression input fails again"; status=1; }

@@ -36,6 +36,16 @@ static inline PKCS7_SIGNER_INFO *iapv_pkcs7_signer(const PKCS7 *p7, int i) {
     STACK_OF(PKCS7_SIGNER_INFO) *si = PKCS7_get_signer_info((PKCS7 *)p7);
     return si ? sk_PKCS7_SIGNER_INFO_value(si, i) : NULL;
 }
+/* 1 when the SignedData digestAlgorithms SET holds exactly one entry and it names the SignerInfo's
+ * digest; see SignedDataEnvelope.swift for why the cached path holds receipts to the same rule. */
+static inline int iapv_pkcs7_digest_set_is_only(const PKCS7 *p7, const PKCS7_SIGNER_INFO *si) {
+    if (!PKCS7_type_is_signed(p7) || !p7->d.sign || !p7->d.sign->md_algs || !si || !si->digest_alg) return 0;
+    STACK_OF(X509_ALGOR) *algs = p7->d.sign->md_algs;
+    if (sk_X509_ALGOR_num(algs) != 1) return 0;
+    const X509_ALGOR *only = sk_X509_ALGOR_value(algs, 0);
+    return only && only->algorithm && si->digest_alg->algorithm
+        && OBJ_cmp(only->algorithm, si->digest_alg->algorithm) == 0;
+}
 /* The embedded `data` content, or NULL when it is detached or not `data`. */
 static inline ASN1_OCTET_STRING *iapv_pkcs7_data(const PKCS7 *p7) {
     if (!PKCS7_type_is_signed(p7) || !p7->d.sign || !p7->d.sign->contents) return NULL;

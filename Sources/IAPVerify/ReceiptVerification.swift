@@ -222,6 +222,10 @@ extension Verifier {
             report.fail("algorithm", .unsupportedAlgorithm, "the signature algorithm is not RSA PKCS#1 v1.5 or ECDSA with the SignerInfo digest")
             return false
         }
+        guard iapv_pkcs7_digest_set_is_only(p7, si) != 0 else {
+            report.fail("algorithm", .unsupportedAlgorithm, "the SignedData digestAlgorithms SET must list only the signer's digest")
+            return false
+        }
         report.mark("algorithm", .ok)
         report.digest = digest
         report.scheme = scheme.0

@@ -79,6 +79,7 @@ enum SignedDataParser {
 
     /// The byte ranges of a definite-length ContentInfo/SignedData, or nil.
     struct Split {
+        var digestAlgorithms: Range<Int>
         var encapsulated: Range<Int>
         var certificatesField: Range<Int>?
         var certificates: [Range<Int>]
@@ -97,7 +98,7 @@ enum SignedDataParser {
               let encap = TLV.header(b, digests.end, end: sd.end), encap.tag == 0x30,
               var next = TLV.header(b, encap.end, end: sd.end) else { return nil }
         var nextAt = encap.end  // where `next` begins (its tag byte)
-        var split = Split(encapsulated: digests.end..<encap.end, certificatesField: nil, certificates: [], signerInfos: 0..<0)
+        var split = Split(digestAlgorithms: version.end..<digests.end, encapsulated: digests.end..<encap.end, certificatesField: nil, certificates: [], signerInfos: 0..<0)
         if next.tag == 0xA0 {
             split.certificatesField = encap.end..<next.end
             var i = next.start
@@ -122,8 +123,9 @@ enum SignedDataParser {
     }
 
     private static func assemble(_ b: [UInt8], _ split: Split) throws(EnvelopeProblem) -> SignedDataEnvelope {
-        let encapNode: ASN1Node, signersNode: ASN1Node
+        let digestsNode: ASN1Node, encapNode: ASN1Node, signersNode: ASN1Node
         do {
+            digestsNode = try BER.parse(b[split.digestAlgorithms])
             encapNode = try BER.parse(b[split.encapsulated])
             signersNode = try BER.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound])
         } catch {
@@ -136,6 +138,8 @@ enum SignedDataParser {
         }
         let content = try parseEncapsulatedContent(encapFields)
         let signer = try onlySigner(signers)
+        let digests = try digestAlgorithms(digestsNode)
+        try requireSupportedAlgorithms(signer, listed: digests)
         return SignedDataEnvelope(content: content, certificatesField: split.certificatesField.map { b[$0] } ?? [],
                                   certificates: split.certificates.map { b[$0] }, signer: signer)
     }
@@ -212,11 +216,13 @@ enum SignedDataParser {
         }
         guard it.next() == nil else { throw .malformed("the SignedData has extra fields") }
         let signer = try onlySigner(signers)
+        let digests = try digestAlgorithms(digestSet)
+        try requireSupportedAlgorithms(signer, listed: digests)
         return SignedDataEnvelope(content: content, certificatesField: certificatesField,
                                   certificates: certificates, signer: signer)
     }
 
-    /// Exactly one SignerInfo, with a supported digest and signature algorithm.
+    /// Exactly one SignerInfo.
     private static func onlySigner(_ signers: ASN1NodeCollection) throws(EnvelopeProblem) -> SignerInfo {
         var signerNodes = signers.makeIterator()
         guard let only = signerNodes.next() else {
@@ -225,7 +231,17 @@ enum SignedDataParser {
         guard signerNodes.next() == nil else {
             throw .malformed("the receipt has more than one SignerInfo")
         }
-        let signer = try parseSignerInfo(only)
+        return try parseSignerInfo(only)
+    }
+
+    /// Check 3: a supported digest, a signature algorithm that agrees with it, and a
+    /// digestAlgorithms SET that lists exactly that digest.
+    ///
+    /// The SET lies outside the signature. Apple's receipts list only the signer's digest, and
+    /// OpenSSL's PKCS7_verify refuses a set that omits it or names a digest OpenSSL cannot compute,
+    /// yet accepts extra digests and signature-algorithm aliases. Rather than mirror those quirks,
+    /// both crypto paths require the one shape Apple produces.
+    private static func requireSupportedAlgorithms(_ signer: SignerInfo, listed: [ArraySlice<UInt8>]) throws(EnvelopeProblem) {
         guard signer.digest != nil else {
             throw .unsupportedAlgorithm("the content digest \(oidText(signer.digestOID)) is not SHA-1 or SHA-256")
         }
@@ -235,7 +251,25 @@ enum SignedDataParser {
         if let bound, bound != signer.digest {
             throw .unsupportedAlgorithm("the signature algorithm's digest does not match the SignerInfo digest")
         }
-        return signer
+        guard listed.count == 1, listed[0].elementsEqual(signer.digestOID) else {
+            let names = listed.isEmpty ? "nothing" : listed.map { oidText($0) }.joined(separator: ", ")
+            throw .unsupportedAlgorithm("the SignedData digestAlgorithms SET lists \(names); it must list only the signer's digest, \(oidText(signer.digestOID))")
+        }
+    }
+
+    /// The OIDs of the SignedData digestAlgorithms SET; each entry must be an AlgorithmIdentifier.
+    private static func digestAlgorithms(_ set: ASN1Node) throws(EnvelopeProblem) -> [ArraySlice<UInt8>] {
+        guard set.identifier == .set, case .constructed(let entries) = set.content else {
+            throw .malformed("the SignedData digestAlgorithms field is not a SET")
+        }
+        var oids: [ArraySlice<UInt8>] = []
+        for entry in entries {
+            guard let oid = algorithmOID(entry) else {
+                throw .malformed("the SignedData digestAlgorithms SET holds a malformed AlgorithmIdentifier")
+            }
+            oids.append(oid)
+        }
+        return oids
     }
 
     private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> [UInt8] {
@@ -313,17 +347,28 @@ enum SignedDataParser {
                           signedAttributes: signedAttributes, signature: signature[...])
     }
 
-    /// The OID of an AlgorithmIdentifier SEQUENCE { OID, params OPTIONAL }.
+    /// The OID of an AlgorithmIdentifier SEQUENCE { OID, params OPTIONAL }; nil for any other shape
+    /// (OpenSSL refuses a second parameter too, and both crypto paths must agree).
     static func algorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
         var it = fields.makeIterator()
         guard let oid = it.next() else { return nil }
+        _ = it.next()
+        guard it.next() == nil else { return nil }
         return oidBytes(oid)
     }
 
+    /// The content of an OBJECT IDENTIFIER, when its encoding is one OpenSSL would decode too:
+    /// the last byte ends a subidentifier and no subidentifier starts with a padding 0x80.
     static func oidBytes(_ node: ASN1Node) -> ArraySlice<UInt8>? {
-        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content, !bytes.isEmpty else {
+        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content,
+              let last = bytes.last, last & 0x80 == 0 else {
             return nil
+        }
+        var previous: UInt8 = 0
+        for b in bytes {
+            if b == 0x80, previous & 0x80 == 0 { return nil }
+            previous = b
         }
         return bytes
     }

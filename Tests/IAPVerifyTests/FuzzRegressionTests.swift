@@ -11,7 +11,7 @@ final class FuzzRegressionTests: XCTestCase {
         let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox", "Xcode"],
                                          "trust": ["roots_pem": [Fixtures.fakeRootPEM]],
                                          "xcode": ["accept": true, "roots_pem": [Fixtures.storeKitPEM]]])
-        var replayed = 0  // grows as findings are fixed; none so far
+        var replayed = 0
         for target in ["receipt", "response", "entitlements", "config", "options", "jws"] {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent(target).path)) ?? []
             for name in files where !name.hasPrefix(".") {
