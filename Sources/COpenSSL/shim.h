@@ -46,6 +46,13 @@ static inline int iapv_pkcs7_digest_set_is_only(const PKCS7 *p7, const PKCS7_SIG
     return only && only->algorithm && si->digest_alg->algorithm
         && OBJ_cmp(only->algorithm, si->digest_alg->algorithm) == 0;
 }
+/* Fields outside the signature that App Store receipts never carry; both paths refuse them. */
+static inline int iapv_pkcs7_has_crls(const PKCS7 *p7) {
+    return PKCS7_type_is_signed(p7) && p7->d.sign && p7->d.sign->crl != NULL;
+}
+static inline int iapv_pkcs7_signer_has_unsigned_attributes(const PKCS7_SIGNER_INFO *si) {
+    return si && si->unauth_attr != NULL;
+}
 /* The embedded `data` content, or NULL when it is detached or not `data`. */
 static inline ASN1_OCTET_STRING *iapv_pkcs7_data(const PKCS7 *p7) {
     if (!PKCS7_type_is_signed(p7) || !p7->d.sign || !p7->d.sign->contents) return NULL;

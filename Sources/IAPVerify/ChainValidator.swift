@@ -2,7 +2,6 @@
 // (Apple's marker policy), done by OpenSSL's X509_verify_cert on a per-call context.
 
 import COpenSSL
-import SwiftASN1
 
 /// One certificate of a validated path, as the result JSON shows it.
 public struct CertificateSummary: Sendable, Equatable {
@@ -23,32 +22,30 @@ enum ChainFailure: Error {
 }
 
 enum ChainValidator {
-    /// Finds the embedded certificate the SignerInfo names (issuer + serial, compared as DER).
-    static func signerIndex(_ signer: SignerInfo, in certificates: [ArraySlice<UInt8>]) -> Int? {
-        guard let issuer = signer.issuer, let serial = signer.serial else { return nil }
-        for (i, der) in certificates.enumerated() {
-            if let id = identity(der), id.serial.elementsEqual(serial), id.issuer.elementsEqual(issuer) {
-                return i
-            }
+    /// Finds the embedded certificate the SignerInfo names by issuer and serial number.
+    ///
+    /// The SignerInfo is not signed, so its copy of the issuer name may be encoded differently
+    /// from the certificate's (another string type, other letter case). Names are compared the
+    /// way OpenSSL's PKCS7_verify finds its signer (X509_NAME_cmp on the canonical form, serials
+    /// by value), so that both crypto paths pick the same certificate.
+    static func signerIndex(_ signer: SignerInfo, in certificates: [X509Certificate]) -> Int? {
+        defer { ERR_clear_error() }
+        let issuer: OpaquePointer? = signer.issuer.withUnsafeBufferPointer { buf in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            return d2i_X509_NAME(nil, &p, buf.count)
         }
-        return nil
-    }
-
-    /// The encoded serial number and issuer of a certificate.
-    private static func identity(_ der: ArraySlice<UInt8>) -> (serial: ArraySlice<UInt8>, issuer: ArraySlice<UInt8>)? {
-        guard let cert = try? BER.parse(der), case .constructed(let parts) = cert.content,
-              let tbs = parts.first(where: { _ in true }), case .constructed(let fields) = tbs.content else {
-            return nil
+        guard let issuer else { return nil }
+        defer { X509_NAME_free(issuer) }
+        let serial: UnsafeMutablePointer<ASN1_INTEGER>? = signer.serial.withUnsafeBufferPointer { buf in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            return d2i_ASN1_INTEGER(nil, &p, buf.count)
         }
-        var it = fields.makeIterator()
-        guard var node = it.next() else { return nil }
-        if node.identifier == .context0 {
-            guard let n = it.next() else { return nil }
-            node = n
+        guard let serial else { return nil }
+        defer { ASN1_INTEGER_free(serial) }
+        return certificates.firstIndex { c in
+            ASN1_INTEGER_cmp(X509_get0_serialNumber(c.raw), serial) == 0
+                && X509_NAME_cmp(X509_get_issuer_name(c.raw), issuer) == 0
         }
-        let serial = node.encodedBytes
-        guard it.next() != nil, let issuer = it.next() else { return nil }
-        return (serial, issuer.encodedBytes)
     }
 
     /// Validates `signer` up to a root in `anchors` at `atMs`, using `untrusted` as candidates.

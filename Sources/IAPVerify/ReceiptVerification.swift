@@ -133,7 +133,7 @@ extension Verifier {
             }
             certs.append(c)
         }
-        guard let index = ChainValidator.signerIndex(envelope.signer, in: envelope.certificates) else {
+        guard let index = ChainValidator.signerIndex(envelope.signer, in: certs) else {
             report.fail("chain", .untrustedChain, "the signer's certificate is not embedded in the receipt")
             return nil
         }
@@ -194,6 +194,14 @@ extension Verifier {
         }
         guard iapv_pkcs7_signer_count(p7) == 1, let si = iapv_pkcs7_signer(p7, 0) else {
             report.fail("structure", .malformed, "the receipt must have exactly one SignerInfo")
+            return false
+        }
+        guard iapv_pkcs7_has_crls(p7) == 0 else {
+            report.fail("structure", .malformed, "the receipt carries a CRLs field; App Store receipts have none")
+            return false
+        }
+        guard iapv_pkcs7_signer_has_unsigned_attributes(si) == 0 else {
+            report.fail("structure", .malformed, "the SignerInfo carries unsigned attributes; App Store receipts have none")
             return false
         }
         report.mark("structure", .ok)

@@ -15,10 +15,10 @@ struct SignedDataEnvelope {
 }
 
 struct SignerInfo {
-    /// The exact encoding of the signer identifier (issuerAndSerialNumber or subjectKeyIdentifier).
+    /// The exact encoding of the signer identifier (issuerAndSerialNumber).
     var identifier: ArraySlice<UInt8>
-    var issuer: ArraySlice<UInt8>?
-    var serial: ArraySlice<UInt8>?
+    var issuer: ArraySlice<UInt8>
+    var serial: ArraySlice<UInt8>
     var digestOID: ArraySlice<UInt8>
     var signatureOID: ArraySlice<UInt8>
     /// The `signedAttrs [0]` field as encoded, when present.
@@ -94,6 +94,7 @@ enum SignedDataParser {
               let explicit = TLV.header(b, type.end, end: ci.end), explicit.tag == 0xA0, explicit.end == ci.end,
               let sd = TLV.header(b, explicit.start, end: explicit.end), sd.tag == 0x30, sd.end == explicit.end,
               let version = TLV.header(b, sd.start, end: sd.end), version.tag == 0x02,
+              isMinimalInteger(b[version.start..<version.end]),
               let digests = TLV.header(b, version.end, end: sd.end), digests.tag == 0x31,
               let encap = TLV.header(b, digests.end, end: sd.end), encap.tag == 0x30,
               var next = TLV.header(b, encap.end, end: sd.end) else { return nil }
@@ -109,11 +110,6 @@ enum SignedDataParser {
             }
             guard split.certificates.count <= EnvelopeLimits.maxCertificates,
                   let after = TLV.header(b, next.end, end: sd.end) else { return nil }
-            nextAt = next.end
-            next = after
-        }
-        if next.tag == 0xA1 {  // CRLs: ignored
-            guard let after = TLV.header(b, next.end, end: sd.end) else { return nil }
             nextAt = next.end
             next = after
         }
@@ -178,8 +174,8 @@ enum SignedDataParser {
 
     private static func parseSignedData(_ sd: ASN1NodeCollection) throws(EnvelopeProblem) -> SignedDataEnvelope {
         var it = sd.makeIterator()
-        guard let version = it.next(), version.identifier == .integer else {
-            throw .malformed("the SignedData version is missing")
+        guard let version = it.next(), isMinimalInteger(version) else {
+            throw .malformed("the SignedData version is missing or not a DER INTEGER")
         }
         guard let digestSet = it.next(), digestSet.identifier == .set else {
             throw .malformed("the SignedData digestAlgorithms SET is missing")
@@ -209,7 +205,10 @@ enum SignedDataParser {
             }
             next = it.next()
         }
-        if let node = next, node.identifier == .context1 { next = it.next() }  // CRLs: ignored
+        if let node = next, node.identifier == .context1 {
+            // Unsigned, unused by PKCS7_verify without CRL checking, and never sent by Apple.
+            throw .malformed("the receipt carries a CRLs field; App Store receipts have none")
+        }
         guard let signerSet = next, signerSet.identifier == .set,
               case .constructed(let signers) = signerSet.content else {
             throw .malformed("the SignedData signerInfos SET is missing")
@@ -302,22 +301,21 @@ enum SignedDataParser {
             throw .malformed("the SignerInfo is not a SEQUENCE")
         }
         var it = fields.makeIterator()
-        guard let version = it.next(), version.identifier == .integer else {
-            throw .malformed("the SignerInfo version is missing")
+        guard let version = it.next(), isMinimalInteger(version) else {
+            throw .malformed("the SignerInfo version is missing or not a DER INTEGER")
         }
         guard let sid = it.next() else { throw .malformed("the SignerInfo has no signer identifier") }
-        var issuer: ArraySlice<UInt8>?
-        var serial: ArraySlice<UInt8>?
-        if sid.identifier == .sequence, case .constructed(let parts) = sid.content {
-            var p = parts.makeIterator()
-            guard let i = p.next(), i.identifier == .sequence,
-                  let s = p.next(), s.identifier == .integer, p.next() == nil else {
-                throw .malformed("the SignerInfo issuerAndSerialNumber is malformed")
-            }
-            issuer = i.encodedBytes
-            serial = s.encodedBytes
-        } else if sid.identifier != .context0 {
+        if sid.identifier == .context0 {
+            // CMS allows it; PKCS#7, which receipts are, does not, and OpenSSL cannot decode it.
+            throw .malformed("the SignerInfo names its signer by subject key identifier; receipts use issuer and serial number")
+        }
+        guard sid.identifier == .sequence, case .constructed(let parts) = sid.content else {
             throw .malformed("the SignerInfo signer identifier is malformed")
+        }
+        var p = parts.makeIterator()
+        guard let issuer = p.next(), issuer.identifier == .sequence,
+              let serial = p.next(), isMinimalInteger(serial), p.next() == nil else {
+            throw .malformed("the SignerInfo issuerAndSerialNumber is malformed")
         }
         guard let digestAlg = it.next(), let digestOID = algorithmOID(digestAlg) else {
             throw .malformed("the SignerInfo digest algorithm is malformed")
@@ -338,11 +336,13 @@ enum SignedDataParser {
         guard let sigNode = it.next(), let signature = octetString(sigNode, depth: 0) else {
             throw .malformed("the SignerInfo signature is missing")
         }
-        if let extra = it.next(), extra.identifier != .context1 {
-            throw .malformed("the SignerInfo has unexpected fields")
+        if let extra = it.next() {
+            // Unsigned attributes are outside the signature, and Apple never sends them.
+            throw .malformed(extra.identifier == .context1
+                ? "the SignerInfo carries unsigned attributes; App Store receipts have none"
+                : "the SignerInfo has unexpected fields")
         }
-        guard it.next() == nil else { throw .malformed("the SignerInfo has unexpected fields") }
-        return SignerInfo(identifier: sid.encodedBytes, issuer: issuer, serial: serial,
+        return SignerInfo(identifier: sid.encodedBytes, issuer: issuer.encodedBytes, serial: serial.encodedBytes,
                           digestOID: digestOID, signatureOID: signatureOID,
                           signedAttributes: signedAttributes, signature: signature[...])
     }
@@ -356,6 +356,19 @@ enum SignedDataParser {
         _ = it.next()
         guard it.next() == nil else { return nil }
         return oidBytes(oid)
+    }
+
+    /// A primitive INTEGER in minimal two's-complement form, the only form OpenSSL decodes.
+    static func isMinimalInteger(_ node: ASN1Node) -> Bool {
+        guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return false }
+        return isMinimalInteger(bytes)
+    }
+
+    static func isMinimalInteger(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
+        guard bytes.count > 1 else { return true }
+        let second = bytes[bytes.startIndex + 1]
+        return !(first == 0x00 && second & 0x80 == 0) && !(first == 0xFF && second & 0x80 != 0)
     }
 
     /// The content of an OBJECT IDENTIFIER, when its encoding is one OpenSSL would decode too:
