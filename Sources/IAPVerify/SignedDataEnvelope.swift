@@ -386,13 +386,18 @@ enum SignedDataParser {
         return bytes
     }
 
+    /// OpenSSL decodes constructed OCTET STRINGs nested at most this deep (ASN1_MAX_STRING_NEST
+    /// plus the outer one); deeper ones are malformed on both paths.
+    static let maxOctetStringNesting = 6
+
     /// Joins a primitive or (BER) constructed OCTET STRING.
     static func octetString(_ node: ASN1Node, depth: Int) -> [UInt8]? {
-        guard node.identifier == .octetString, depth < 8 else { return nil }
+        guard node.identifier == .octetString else { return nil }
         switch node.content {
         case .primitive(let bytes):
             return Array(bytes)
         case .constructed(let chunks):
+            guard depth < maxOctetStringNesting else { return nil }
             var out: [UInt8] = []
             for chunk in chunks {
                 guard let part = octetString(chunk, depth: depth + 1) else { return nil }

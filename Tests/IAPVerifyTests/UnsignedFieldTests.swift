@@ -16,6 +16,8 @@ final class UnsignedFieldTests: XCTestCase {
     indirect enum Node: Equatable {
         case primitive(UInt8, [UInt8])
         case constructed(UInt8, [Node])
+        /// Bytes emitted verbatim, for encodings the tree would normalise (long-form lengths).
+        case raw([UInt8])
 
         static func parse(_ b: [UInt8]) -> Node? {
             guard let h = TLV.header(b, 0, end: b.count), h.end == b.count else { return nil }
@@ -38,6 +40,7 @@ final class UnsignedFieldTests: XCTestCase {
             switch self {
             case .primitive(let tag, let bytes): return UnsignedFieldTests.tlv(tag, bytes)
             case .constructed(let tag, let children): return UnsignedFieldTests.tlv(tag, children.flatMap { $0.encoded })
+            case .raw(let bytes): return bytes
             }
         }
 
@@ -211,6 +214,16 @@ final class UnsignedFieldTests: XCTestCase {
         }),
         ("SignerInfo version 3", .valid, { root, signer, _ in root[signer + [0]] = .primitive(0x02, [0x03]) }),
         ("SignerInfo version with a padding zero", .malformed, { root, signer, _ in root[signer + [0]] = .primitive(0x02, [0x00, 0x01]) }),
+        ("SignerInfo version with a long-form length", .valid, { root, signer, _ in
+            guard case .primitive(_, let v) = root[signer + [0]] else { return }
+            root[signer + [0]] = .raw([0x02, 0x81, UInt8(v.count)] + v)
+        }),
+        ("embedded certificates in reverse order", .valid, { root, _, _ in
+            root[signedData + [3]].children.reverse()
+        }),
+        ("the first embedded certificate twice", .valid, { root, _, _ in
+            root[signedData + [3]].children.append(root[signedData + [3]].children[0])
+        }),
         ("SignedData version 5", .valid, { root, _, _ in root[signedData + [0]] = .primitive(0x02, [0x05]) }),
         ("SignerInfo digest without parameters", .valid, { root, signer, _ in
             root[signer + [2]] = .constructed(0x30, [root[signer + [2, 0]]])
@@ -252,13 +265,26 @@ final class UnsignedFieldTests: XCTestCase {
         return out
     }
 
+    /// The signed content re-chunked as a constructed OCTET STRING nested `depth` deep: the
+    /// signature still holds, since it covers the joined octets.
+    static func nestedContent(_ depth: Int) -> Rewrite {
+        { root, _, _ in
+            let path = signedData + [2, 1, 0]
+            guard case .primitive(_, let octets) = root[path] else { return }
+            var node = Node.constructed(0x24, [.primitive(0x04, Array(octets.prefix(10))), .primitive(0x04, Array(octets.dropFirst(10)))])
+            for _ in 1..<depth { node = .constructed(0x24, [node]) }
+            root[path] = node
+        }
+    }
+
     func checkRewrites(_ file: String) throws {
         let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox"]])
         let original = try XCTUnwrap(Node.parse(Fixtures.data(file)))
         XCTAssertEqual(original.encoded, Fixtures.data(file), "the DER tree re-encodes the receipt exactly")
         let signer = Self.signerInfo(original)
         let sigAlg = original[signer].children.count - 2
-        for (label, expected, rewrite) in Self.rewrites {
+        let nesting = (1...8).map { ("content chunked \($0) deep", $0 <= SignedDataParser.maxOctetStringNesting ? Verdict.valid : .malformed, Self.nestedContent($0)) }
+        for (label, expected, rewrite) in Self.rewrites + nesting {
             var root = original
             rewrite(&root, signer, sigAlg)
             XCTAssertNotEqual(root, original, "\(label): the rewrite changed nothing")
