@@ -34,4 +34,41 @@ final class FuzzRegressionTests: XCTestCase {
         }
         print("replayed \(replayed) fuzz regression inputs")
     }
+
+    // MARK: - Each finding, by name, with the verdict both paths must now give
+
+    func finding(_ name: String) throws -> (cached: ReceiptReport, reference: ReceiptReport) {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Fuzz/regressions/receipt/\(name)").standardized
+        let bytes = [UInt8](try Data(contentsOf: url))
+        let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox", "Xcode"],
+                                         "trust": ["roots_pem": [Fixtures.fakeRootPEM]],
+                                         "xcode": ["accept": true, "roots_pem": [Fixtures.storeKitPEM]]])
+        return (try v.verify(bytes, now: jan2030), try v.verify(bytes, now: jan2030, path: .reference))
+    }
+
+    /// 2026-11-22, CI: an Xcode receipt whose digestAlgorithms SET named SHA-224 while the signer
+    /// used SHA-256. The cached path said valid; PKCS7_verify refused it.
+    func testXcodeReceiptWithSHA224InTheDigestSet() throws {
+        let r = try finding("xcode-digest-set-sha224.der")
+        XCTAssertEqual(r.cached.verdict, .unsupportedAlgorithm, r.cached.judgement.reason)
+        XCTAssertEqual(r.reference.verdict, .unsupportedAlgorithm, r.reference.judgement.reason)
+    }
+
+    /// 2026-11-22: the same with two bytes of the SHA-256 OID swapped (an OID OpenSSL does not know).
+    func testXcodeReceiptWithAGarbledDigestSetOID() throws {
+        let r = try finding("xcode-digest-set-garbled-oid.der")
+        XCTAssertEqual(r.cached.verdict, .unsupportedAlgorithm, r.cached.judgement.reason)
+        XCTAssertEqual(r.reference.verdict, .unsupportedAlgorithm, r.reference.judgement.reason)
+    }
+
+    /// 2026-11-22: a real receipt whose SignerInfo spelled its issuer "Apple Worldwide Developer
+    /// Relations Certification Authority" with one letter's case flipped. PKCS7_verify matches names
+    /// canonically and said valid; the cached path compared bytes and found no signer. The unsigned
+    /// root certificate is damaged too, which neither path uses.
+    func testSignerIssuerNameInAnotherLetterCase() throws {
+        let r = try finding("signer-issuer-canonical-name.der")
+        XCTAssertEqual(r.cached.verdict, .valid, r.cached.judgement.reason)
+        XCTAssertEqual(r.reference.verdict, .valid, r.reference.judgement.reason)
+    }
 }
