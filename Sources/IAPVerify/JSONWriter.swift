@@ -27,7 +27,8 @@ struct JSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         afterKey = true
     }
 

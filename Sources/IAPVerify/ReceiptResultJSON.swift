@@ -3,7 +3,7 @@
 extension ReceiptReport {
     /// The full result document.
     public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil) -> [UInt8] {
-        var w = JSONWriter(capacity: 1024 + (payload?.inApp.count ?? 0) * 512)
+        var w = JSONWriter(capacity: 2048 + (payload?.inApp.count ?? 0) * 1024)
         w.beginObject()
         w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
         w.field("reason", verdictOverride?.reason ?? judgement.reason)
