@@ -108,26 +108,37 @@ struct ReceiptCommand: ParsableCommand {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
         let options = try common.callOptions()
-        let input = try IO.read(file)
-        let report: ReceiptReport
-        do {
-            report = try input.withUnsafeBytes { raw throws(IAPVFailure) in
-                try verifier.verifyReceipt(raw, options: options, nowMs: now)
-            }
-        } catch let failure as IAPVFailure {
-            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+            try verifier.verifyReceipt(raw, options: options, nowMs: now)
         }
-        IO.printJSON(report.resultJSON(), pretty: common.pretty)
-        if !report.isValid { throw ExitCode(1) }
     }
 }
 
-/// Runs a core call and turns a status into the CLI's exit code 2.
-func answer<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let failure as IAPVFailure {
-        throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+/// What every verifying command prints: a result JSON and whether it is `valid`.
+protocol CommandResult {
+    var isValid: Bool { get }
+    func resultJSON() -> [UInt8]
+}
+
+extension ReceiptReport: CommandResult {
+    func resultJSON() -> [UInt8] { resultJSON(verdictOverride: nil) }
+}
+extension ResponseReport: CommandResult {}
+extension EntitlementInputReport: CommandResult {}
+extension JWSReport: CommandResult {}
+
+extension VerifierOptions {
+    /// Runs one core call on `input` and prints its result (SPEC §9): exit 0 for `valid`, 1 for
+    /// any other verdict, 2 when the call returns a status instead of a result.
+    func answer<R: CommandResult>(_ input: [UInt8], _ call: (UnsafeRawBufferPointer) throws(IAPVFailure) -> R) throws {
+        let result: R
+        do {
+            result = try input.withUnsafeBytes { raw throws(IAPVFailure) in try call(raw) }
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+        IO.printJSON(result.resultJSON(), pretty: pretty)
+        if !result.isValid { throw ExitCode(1) }
     }
 }
 
@@ -160,12 +171,9 @@ struct ResponseCommand: ParsableCommand {
             guard attempt >= 1 else { throw UsageFailure(description: "--attempt must be >= 1") }
             options.attempt = attempt
         }
-        let input = try IO.read(file)
-        let report = try answer {
-            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.interpretResponse(raw, options: options, nowMs: now) }
+        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+            try verifier.interpretResponse(raw, options: options, nowMs: now)
         }
-        IO.printJSON(report.resultJSON(), pretty: common.pretty)
-        if !report.isValid { throw ExitCode(1) }
     }
 }
 
@@ -182,12 +190,9 @@ struct EntitlementsCommand: ParsableCommand {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
         let options = try common.callOptions()
-        let input = try IO.read(file)
-        let report = try answer {
-            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.computeEntitlements(raw, options: options, nowMs: now) }
+        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+            try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
-        IO.printJSON(report.resultJSON(), pretty: common.pretty)
-        if !report.isValid { throw ExitCode(1) }
     }
 }
 
@@ -206,11 +211,9 @@ struct JWSCommand: ParsableCommand {
         let options = try common.callOptions()
         var input = try IO.read(file)
         while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
-        let report = try answer {
-            try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
+        try common.answer(input) { raw throws(IAPVFailure) in
+            try verifier.verifyJWS(raw, options: options, nowMs: now)
         }
-        IO.printJSON(report.resultJSON(), pretty: common.pretty)
-        if !report.isValid { throw ExitCode(1) }
     }
 }
 
