@@ -23,8 +23,12 @@ local function reply(status, body)
     return ngx.exit(status)
 end
 
+-- The receipt from the X-Receipt header, else from the body; or nil and why the request is bad.
 local function receipt_from_request()
     local header = ngx.req.get_headers()["X-Receipt"]
+    if type(header) == "table" then   -- the header came more than once: which one is meant?
+        return nil, "send one X-Receipt header, not " .. #header
+    end
     if header and header ~= "" then return header end
     ngx.req.read_body()
     local body = ngx.req.get_body_data()
@@ -42,7 +46,10 @@ function _M.handle()
     if ngx.req.get_method() ~= "POST" then
         return reply(405, { error = "POST the receipt to /verify" })
     end
-    local receipt = receipt_from_request()
+    local receipt, bad = receipt_from_request()
+    if bad then
+        return reply(400, { verdict = "malformed", reason = bad })
+    end
     if not receipt or receipt == "" then
         return reply(400, { verdict = "malformed", reason = "no receipt in the body or the X-Receipt header" })
     end
