@@ -20,7 +20,7 @@ CC          ?= cc
 CXX         ?= c++
 
 .PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        nginx-test fuzz fuzz-smoke sanitize leakcheck soak stress bench install uninstall clean
+        nginx-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify
 
@@ -57,16 +57,26 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test fuzz-smoke
+test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test fuzz-replay
 	@echo "make test: all tests passed"
 
-# Hardening (issue 5). fuzz-smoke runs in `make test`; .ci/run also runs sanitize and leakcheck.
+# Fuzzing. `make test` replays every committed input once (deterministic); `make fuzz` explores:
+#   make fuzz                      FUZZ_SECONDS per target (default 300)
+#   make fuzz FUZZ_RUNS=3000000    a fixed number of executions per target instead
+#   make fuzz FUZZ_TARGETS="receipt jws"
+#   make fuzz-minimise             merge what the campaigns found into Fuzz/corpus, to commit
 FUZZ_SECONDS ?= 300
+FUZZ_RUNS    ?=
+FUZZ_TARGETS ?=
 fuzz: bootstrap
-	Fuzz/run.sh $(FUZZ_SECONDS)
+	@if [ -n "$(FUZZ_RUNS)" ]; then Fuzz/run.sh campaign-runs $(FUZZ_RUNS) $(FUZZ_TARGETS); \
+	 else Fuzz/run.sh campaign $(FUZZ_SECONDS) $(FUZZ_TARGETS); fi
 
-fuzz-smoke:
-	Fuzz/run.sh 30
+fuzz-replay:
+	Fuzz/run.sh replay
+
+fuzz-minimise:
+	Fuzz/run.sh minimise $(FUZZ_TARGETS)
 
 sanitize: bootstrap
 	Tests/hardening/sanitizers.sh

@@ -7,6 +7,7 @@
  * so machine noise cancels out. Heap use per call is counted by interposing malloc.
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include <iapverify.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -305,8 +306,59 @@ static int jws_mode(const char *fx, int rounds, double secs) {
     return 0;
 }
 
+/* One call that must answer (any verdict): the forged receipt's verdict is never valid. */
+static int answers_once(bench_case *c) {
+    iapv_result *r = NULL;
+    if (iapv_verify_receipt(c->v, c->der, c->len, NULL, 0, 1893456000000LL, &r, NULL) != IAPV_OK) return 0;
+    size_t n = 0;
+    (void)iapv_result_json(r, &n);
+    iapv_result_free(r);
+    return 1;
+}
+
+/* `bench forged GENUINE FORGED ROUNDS SECONDS`: a forged receipt (the genuine chain, a payload of
+ * 100,000 purchases, a signature that no longer holds) against the genuine one, interleaved. */
+static int forged_mode(const char *genuine, const char *forged, int rounds, double secs) {
+    bench_case g = {"genuine", genuine, NULL, 0, 0, 0, 0, 0}, f = {"forged", forged, NULL, 0, 0, 0, 0, 0};
+    g.der = read_file(genuine, &g.len);
+    f.der = read_file(forged, &f.len);
+    const char *cfg = "{\"bundle_id\":\"*\",\"environments\":[\"Production\",\"Sandbox\"]}";
+    if (iapv_verifier_new(cfg, strlen(cfg), &g.v, NULL) != IAPV_OK) return 1;
+    f.v = g.v;
+    if (!ours_once(&g) || ours_once(&f)) { fprintf(stderr, "forged: expected genuine valid, forged not\n"); return 1; }
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    double gt[64], ft[64], ratio[64];
+    long n;
+    for (int r = 0; r < rounds && r < 64; r++) {
+        gt[r] = run_for(answers_once, &g, secs, &n);
+        ft[r] = run_for(answers_once, &f, secs, &n);
+        ratio[r] = ft[r] / gt[r];
+    }
+    getrusage(RUSAGE_SELF, &after);
+    size_t glen = 0, flen = 0;
+    iapv_result *r1 = NULL, *r2 = NULL;
+    iapv_verify_receipt(g.v, g.der, g.len, NULL, 0, 1893456000000LL, &r1, NULL);
+    iapv_verify_receipt(f.v, f.der, f.len, NULL, 0, 1893456000000LL, &r2, NULL);
+    (void)iapv_result_json(r1, &glen);
+    (void)iapv_result_json(r2, &flen);
+    printf("\nforged receipt (the 187-purchase receipt's chain, 100,000 forged purchases, %zu KB), %d rounds:\n", f.len / 1024, rounds);
+    printf("  genuine %8.0f us/call, result %6zu bytes\n  forged  %8.0f us/call, result %6zu bytes (%s)\n",
+           median(gt, rounds) * 1e6, glen, median(ft, rounds) * 1e6, flen, iapv_result_verdict(r2));
+    printf("  forged / genuine CPU %.2fx; max RSS %ld MB -> %ld MB over the run\n", median(ratio, rounds),
+           before.ru_maxrss / 1024, after.ru_maxrss / 1024);
+    iapv_result_free(r1);
+    iapv_result_free(r2);
+    iapv_verifier_free(g.v);
+    free(g.der);
+    free(f.der);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "json") == 0) return json_mode(argc, argv);
+    if (argc > 3 && strcmp(argv[1], "forged") == 0)
+        return forged_mode(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 5, argc > 5 ? atof(argv[5]) : 0.4);
     if (argc > 1 && strcmp(argv[1], "jws") == 0)
         return jws_mode(argc > 2 ? argv[2] : "Tests/IAPVerifyTests/Fixtures", argc > 3 ? atoi(argv[3]) : 5, argc > 4 ? atof(argv[4]) : 0.4);
     const char *fx = argc > 1 ? argv[1] : "Tests/IAPVerifyTests/Fixtures";

@@ -112,6 +112,25 @@ case("no_x5c.jws", jws(transaction("1"), header={"alg": "ES256"}), "malformed", 
 case("wrong_bundle.jws", jws(transaction("1", bundleId="com.example.other")), "bundle_mismatch", "another app")
 case("production_rejected.jws", jws(transaction("1", environment="Production")), "environment_rejected", "Production not accepted")
 
+# Fail closed on a missing bundle id (every kind but renewal info names its app).
+def without(payload, key):
+    payload = dict(payload)
+    del payload[key]
+    return payload
+app_transaction = {"receiptType": "Sandbox", "bundleId": BUNDLE, "applicationVersion": "1", "originalApplicationVersion": "1",
+                   "receiptCreationDate": SIGNED, "originalPurchaseDate": SIGNED, "signedDate": SIGNED}
+test_notification = {"notificationType": "TEST", "notificationUUID": "00000000-0000-4000-a000-000000000001", "version": "2.0",
+                     "signedDate": SIGNED, "data": {"bundleId": BUNDLE, "environment": "Sandbox"}}
+case("transaction_without_bundle.jws", jws(without(transaction("1"), "bundleId")), "bundle_mismatch", "a transaction naming no app")
+case("app_transaction.jws", jws(app_transaction), "valid", "an app transaction for the configured app")
+case("app_transaction_without_bundle.jws", jws(without(app_transaction, "bundleId")), "bundle_mismatch", "an app transaction naming no app")
+case("test_notification.jws", jws(test_notification), "valid", "a TEST notification for the configured app")
+case("notification_without_bundle.jws", jws({**test_notification, "data": {"environment": "Sandbox"}}), "bundle_mismatch",
+     "a notification whose data names no app")
+case("renewal_info.jws", jws({"originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+                              "autoRenewStatus": 1, "signedDate": SIGNED, "environment": "Sandbox"}), "valid",
+     "a renewal info: Apple's carry no bundle id")
+
 # The notification scenario: one subscription's life, in order.
 DAY = 86_400_000
 renewal = lambda **kw: {"originalTransactionId": "1000", "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",

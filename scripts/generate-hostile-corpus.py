@@ -5,7 +5,9 @@ Every case names its entry point and its exact expected answer, decided here by 
 running the library:
   - receipts are checked with Apple's real roots only, so a well-formed fake receipt stops at
     `untrusted_chain`; anything broken before the chain check is `malformed` (or
-    `unsupported_algorithm`);
+    `unsupported_algorithm`). Before the chain and signature pass, the library reads only the
+    payload's attribute structure, its receipt type (0) and creation date (12), so a fault in any
+    other attribute or in an in-app record is never read: those cases stop at `untrusted_chain`;
   - response and entitlement JSON that is not readable as Apple's shape is `malformed`;
   - a bad verifier config is IAPV_E_CONFIG; bad per-call options are IAPV_E_INVALID_ARGUMENT.
 The output is committed; rerun only to add cases (needs `cryptography` from PyPI).
@@ -40,6 +42,13 @@ def receipt_with(content):
 
 
 GOOD = receipt_with(payload())
+HEADER_ATTRIBUTES = {0, 12}  # read before the chain check; every other attribute only after it
+NOT_READ = "untrusted_chain"
+
+
+def payload_fault(t):
+    """The verdict of a receipt whose only fault is in attribute `t` (a fake chain under Apple's roots)."""
+    return "malformed" if t in HEADER_ATTRIBUTES else NOT_READ
 
 # -- receipts: structure --------------------------------------------------------------------------
 case("r_good.der", GOOD, "receipt", "untrusted_chain", "well formed, fake chain: stops at the chain check")
@@ -88,7 +97,7 @@ SINGLE = {0: utf8("Production"), 1: integer(5), 2: utf8(pki.BUNDLE), 3: utf8("1.
 IN_BASE_PAYLOAD = {0, 1, 2, 3, 4, 5, 12, 19}
 for t, value in SINGLE.items():
     twice = [attr(t, value)] if t in IN_BASE_PAYLOAD else [attr(t, value), attr(t, value)]
-    case(f"r_duplicate_attr_{t}.der", receipt_with(payload(extra=twice)), "receipt", "malformed", f"attribute {t} twice")
+    case(f"r_duplicate_attr_{t}.der", receipt_with(payload(extra=twice)), "receipt", payload_fault(t), f"attribute {t} twice")
 IN_APP = {1701: integer(1), 1702: utf8("p"), 1703: utf8("9"), 1704: ia5(pki.CREATED), 1705: utf8("9"), 1706: ia5(pki.CREATED),
           1707: integer(1), 1708: ia5(""), 1711: integer(3), 1712: ia5(""), 1713: integer(0), 1719: integer(0), 1721: utf8("o")}
 
@@ -98,16 +107,16 @@ def with_in_app(*attrs):
 
 
 for t, value in IN_APP.items():
-    case(f"r_duplicate_inapp_{t}.der", with_in_app(attr(t, value), attr(t, value)), "receipt", "malformed", f"in-app attribute {t} twice")
+    case(f"r_duplicate_inapp_{t}.der", with_in_app(attr(t, value), attr(t, value)), "receipt", NOT_READ, f"in-app attribute {t} twice")
 for t in SINGLE:
     expect = "malformed" if t == 12 else "untrusted_chain"
     case(f"r_missing_attr_{t}.der", receipt_with(payload(drop=[t])), "receipt", expect, f"attribute {t} missing")
 for t in [1, 15, 16]:
     case(f"r_int9_attr_{t}.der", receipt_with(payload(drop=[t], extra=[attr(t, tlv(0x02, b"\x7f" + b"\xff" * 8))])), "receipt",
-         "malformed", f"attribute {t} is a 9-byte INTEGER")
+         payload_fault(t), f"attribute {t} is a 9-byte INTEGER")
 for t in [1701, 1707, 1711, 1713, 1719]:
-    case(f"r_int9_inapp_{t}.der", with_in_app(attr(t, tlv(0x02, b"\x01" * 9))), "receipt", "malformed", f"in-app {t} is a 9-byte INTEGER")
-case("r_int_2pow63.der", receipt_with(payload(drop=[1], extra=[attr(1, tlv(0x02, b"\x00\x80" + b"\x00" * 7))])), "receipt", "malformed",
+    case(f"r_int9_inapp_{t}.der", with_in_app(attr(t, tlv(0x02, b"\x01" * 9))), "receipt", NOT_READ, f"in-app {t} is a 9-byte INTEGER")
+case("r_int_2pow63.der", receipt_with(payload(drop=[1], extra=[attr(1, tlv(0x02, b"\x00\x80" + b"\x00" * 7))])), "receipt", payload_fault(1),
      "2^63 does not fit in 64 bits")
 case("r_type_9_bytes.der", receipt_with(set_(seq(tlv(0x02, b"\x01" * 9), integer(1), octets(b"")), attr(12, ia5(pki.CREATED)))),
      "receipt", "malformed", "an attribute type INTEGER of 9 bytes")
@@ -118,29 +127,29 @@ case("r_type_empty_int.der", receipt_with(set_(seq(tlv(0x02, b""), integer(1), o
 BAD_UTF8 = {"overlong": b"\xc0\xaf", "lone_continuation": b"a\x80b", "surrogate": b"\xed\xa0\x80", "truncated": b"ab\xe2\x82"}
 for t in [0, 2, 3, 19]:
     for label, raw in BAD_UTF8.items():
-        case(f"r_utf8_{t}_{label}.der", receipt_with(payload(drop=[t], extra=[attr(t, tlv(0x0C, raw))])), "receipt", "malformed",
+        case(f"r_utf8_{t}_{label}.der", receipt_with(payload(drop=[t], extra=[attr(t, tlv(0x0C, raw))])), "receipt", payload_fault(t),
              f"attribute {t}: invalid UTF-8 ({label})")
 for t in [1702, 1703, 1705, 1721]:
     for label, raw in BAD_UTF8.items():
-        case(f"r_utf8_{t}_{label}.der", with_in_app(attr(t, tlv(0x0C, raw))), "receipt", "malformed", f"in-app {t}: invalid UTF-8 ({label})")
+        case(f"r_utf8_{t}_{label}.der", with_in_app(attr(t, tlv(0x0C, raw))), "receipt", NOT_READ, f"in-app {t}: invalid UTF-8 ({label})")
 BAD_DATES = ["2015-07-23", "2015/07/23 15:03:04", "2015-07-23T25:03:04Z", "1437663784000", "2015-02-30T00:00:00Z",
              "2015-07-23T15:03:04", "2015-07-23T15:03:04+25:00", " 2015-07-23T15:03:04Z"]
 for t in [8, 12, 18, 21]:
     for i, d in enumerate(BAD_DATES):
         case(f"r_date_{t}_{i}.der", receipt_with(payload(drop=[t], extra=[attr(t, ia5(d))] + ([] if t == 12 else []))),
-             "receipt", "malformed", f"attribute {t}: date {d!r}")
+             "receipt", payload_fault(t), f"attribute {t}: date {d!r}")
 for t in [1704, 1706, 1708, 1712]:
     for i, d in enumerate(BAD_DATES[:4]):
-        case(f"r_date_{t}_{i}.der", with_in_app(attr(t, ia5(d))), "receipt", "malformed", f"in-app {t}: date {d!r}")
+        case(f"r_date_{t}_{i}.der", with_in_app(attr(t, ia5(d))), "receipt", NOT_READ, f"in-app {t}: date {d!r}")
 WRONG_INNER = [(2, ia5(pki.BUNDLE), "bundle id as IA5String"), (2, integer(5), "bundle id as INTEGER"),
                (3, integer(5), "app version as INTEGER"), (1, utf8("5"), "app item id as UTF8String"),
                (12, integer(5), "creation date as INTEGER"), (0, b"\x0c\x05Prod", "receipt type with a bad length"),
                (15, b"", "download id empty"), (16, tlv(0x30, b""), "version id as SEQUENCE")]
 for i, (t, value, note) in enumerate(WRONG_INNER):
-    case(f"r_inner_{i}.der", receipt_with(payload(drop=[t], extra=[attr(t, value)])), "receipt", "malformed", note)
-case("r_inapp_not_set.der", receipt_with(payload(extra=[attr(17, seq(attr(1701, integer(1))))])), "receipt", "malformed",
+    case(f"r_inner_{i}.der", receipt_with(payload(drop=[t], extra=[attr(t, value)])), "receipt", payload_fault(t), note)
+case("r_inapp_not_set.der", receipt_with(payload(extra=[attr(17, seq(attr(1701, integer(1))))])), "receipt", NOT_READ,
      "an in-app record that is a SEQUENCE")
-case("r_inapp_garbage.der", receipt_with(payload(extra=[attr(17, b"\xff\xff")])), "receipt", "malformed", "an in-app record of garbage")
+case("r_inapp_garbage.der", receipt_with(payload(extra=[attr(17, b"\xff\xff")])), "receipt", NOT_READ, "an in-app record of garbage")
 case("r_attr_value_constructed.der", receipt_with(set_(seq(integer(12), integer(1), tlv(0x24, octets(ia5(pki.CREATED)))))),
      "receipt", "malformed", "attribute value as a constructed OCTET STRING")
 case("r_attr_four_fields.der", receipt_with(set_(seq(integer(12), integer(1), octets(ia5(pki.CREATED)), integer(0)))),

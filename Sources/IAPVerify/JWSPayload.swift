@@ -9,8 +9,12 @@ enum JWSPayloadDecoder {
         if let type = try f.string("notificationType") {
             report.kind = .notification
             let data = try f.object("data")
-            report.environment = environment(try data?.string("environment"))
-            report.bundleID = try data?.string("bundleId")
+            // Most notifications carry `data`; summary notifications (bulk renewal extensions)
+            // carry `summary` with the same environment and bundle fields.
+            var scope = data
+            if scope == nil { scope = try f.object("summary") }
+            report.environment = environment(try scope?.string("environment"))
+            report.bundleID = try scope?.string("bundleId")
             report.notification = NotificationInfo(type: type, subtype: try f.string("subtype"),
                                                    uuid: try f.string("notificationUUID"), signedDateMs: report.signedDateMs)
             if type != "TEST", data == nil, try f.object("summary") == nil {

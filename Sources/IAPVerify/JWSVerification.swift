@@ -17,6 +17,8 @@ public enum NotificationAction: String, Sendable {
     case apply
     case ignoreStale = "ignore_stale"
     case ignoreDuplicate = "ignore_duplicate"
+    /// The token is not valid: do nothing with it (SPEC §14), whatever its stale/duplicate state.
+    case reject
 }
 
 public struct NotificationInfo: Sendable {
@@ -205,8 +207,10 @@ extension Verifier {
             report.fail(.environmentRejected, "the JWS is from \(env.rawValue), which the config's environments do not accept")
             return report
         }
-        if config.bundleID != "*", let bundle = report.bundleID, bundle != config.bundleID {
-            report.fail(.bundleMismatch, "the JWS is for \"\(bundle)\", not \"\(config.bundleID)\"")
+        // Renewal infos carry no bundle id; every other known kind must name one (SPEC §14).
+        if let kind = report.kind, kind != .renewalInfo,
+           case .mismatch(let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
+            report.fail(.bundleMismatch, why)
             return report
         }
         if report.kind == .notification, var n = report.notification, depth == 0 {

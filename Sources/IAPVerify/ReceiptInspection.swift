@@ -17,6 +17,7 @@ public enum ReceiptInspector {
             report.scheme = envelope.signer.scheme?.0
             do {
                 report.payload = try ReceiptPayloadDecoder.decode(envelope.content)
+                report.payloadIsComplete = true
                 report.mark("payload", .ok)
             } catch {
                 if case .malformed(let why) = error { report.fail("payload", .malformed, why) }

@@ -78,6 +78,37 @@ enum ReceiptPayloadDecoder {
         return receipt
     }
 
+    /// What an untrusted payload may be read for before checks 5–7 pass (SPEC §14): the
+    /// receipt type (which picks the anchors) and the creation date (the validation time).
+    /// Walks the top-level attributes without decoding in-app records, so a forged payload of
+    /// many purchases costs a header walk, not a decode.
+    static func header(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
+        var receipt = ReceiptPayload()
+        var seenType = false, seenCreation = false
+        let visit = { (type: Int64, value: ArraySlice<UInt8>) throws(PayloadProblem) in
+            switch type {
+            case 0:
+                guard !seenType else { throw .malformed("attribute 0 appears more than once") }
+                seenType = true
+                receipt.receiptType = try string(value, type)
+            case 12:
+                guard !seenCreation else { throw .malformed("attribute 12 appears more than once") }
+                seenCreation = true
+                receipt.creationDateMs = try date(value, type)
+            default:
+                break
+            }
+        }
+        if let found = AttributeSet.find(0, 12, in: bytes[...]) {
+            for a in found { try visit(a.type, a.value) }
+            return receipt
+        }
+        try AttributeSet.viaSwiftASN1(bytes[...], what: "the payload") { (type, _, value) throws(PayloadProblem) in
+            try visit(type, value)
+        }
+        return receipt
+    }
+
     private static func apply(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>, to receipt: inout ReceiptPayload,
                               seen: inout Set<Int64>) throws(PayloadProblem) {
             if type != 17 {
@@ -273,6 +304,31 @@ enum AttributeSet {
         var type: Int64
         var version: Int64
         var value: ArraySlice<UInt8>
+    }
+
+    /// The attributes of the given types, found by a direct walk over the raw bytes without
+    /// decoding any value; nil when the bytes are not plain definite-length TLVs of that shape.
+    /// This is the only payload work done before the signature is checked, so it must cost little
+    /// per attribute whatever an attacker puts there: no allocation, no generic collection code.
+    static func find(_ first: Int64, _ second: Int64, in bytes: ArraySlice<UInt8>) -> [Attribute]? {
+        bytes.withUnsafeBufferPointer { p -> [Attribute]? in
+            let base = bytes.startIndex
+            guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return nil }
+            var found: [Attribute] = []
+            var i = set.start
+            while i < set.end {
+                guard let seq = RawTLV.header(p, i, end: set.end), seq.tag == 0x30,
+                      let t = RawTLV.header(p, seq.start, end: seq.end), t.tag == 0x02,
+                      let v = RawTLV.header(p, t.end, end: seq.end), v.tag == 0x02,
+                      let o = RawTLV.header(p, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
+                      let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return nil }
+                if type == first || type == second {
+                    found.append(Attribute(type: type, version: version, value: bytes[(base + o.start)..<(base + o.end)]))
+                }
+                i = seq.end
+            }
+            return found
+        }
     }
 
     /// The direct walk; nil when the bytes are not plain definite-length TLVs of that shape.

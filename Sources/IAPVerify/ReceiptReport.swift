@@ -19,6 +19,9 @@ public struct ReceiptReport: Sendable {
     public var judgement = Judgement(.valid, "the receipt is signed by Apple and matches the configured app")
     public private(set) var checks: [CheckState] = Array(repeating: .notRun, count: ReceiptReport.checkNames.count)
     public var payload: ReceiptPayload?
+    /// True once the whole payload was decoded: after check 7 passed, or by `inspect`. Before
+    /// that only the receipt type and creation date are read, and no purchase is reported.
+    public var payloadIsComplete = false
     public var digest: DigestAlgorithm?
     public var scheme: SignatureScheme?
     /// The validated path, leaf first; empty unless check 5 passed.

@@ -3,7 +3,7 @@
 extension ReceiptReport {
     /// The full result document.
     public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil) -> [UInt8] {
-        var w = JSONWriter(capacity: 2048 + (payload?.inApp.count ?? 0) * 1024)
+        var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
         w.beginObject()
         w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
         w.field("reason", verdictOverride?.reason ?? judgement.reason)
@@ -27,6 +27,12 @@ extension ReceiptReport {
         w.field("trusted", trusted)
         w.field("environment", ReceiptEnvironment(receiptType: p.receiptType)?.rawValue)
         w.field("receipt_type", p.receiptType)
+        guard payloadIsComplete else {
+            // Decided before the signature was checked: only what picked the validation time.
+            w.field("creation_date_ms", p.creationDateMs)
+            w.endObject()
+            return
+        }
         w.field("bundle_id", p.bundleID)
         w.field("app_version", p.appVersion)
         w.field("original_app_version", p.originalAppVersion)

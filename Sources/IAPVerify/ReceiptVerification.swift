@@ -47,10 +47,12 @@ extension Verifier {
     }
 
     /// Check 4's second half and the Xcode rule, shared by both paths. Returns false to stop.
+    /// Only the receipt type and creation date are read here: the rest of the payload is
+    /// untrusted until the signature is checked (see `decodeSignedPayload`).
     private func acceptPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
         let payload: ReceiptPayload
         do {
-            payload = try ReceiptPayloadDecoder.decode(content)
+            payload = try ReceiptPayloadDecoder.header(content)
         } catch {
             guard case .malformed(let why) = error else { return false }
             report.fail("payload", .malformed, why)
@@ -67,6 +69,19 @@ extension Verifier {
             return false
         }
         return true
+    }
+
+    /// After check 7: the whole payload, now known to be Apple's, decoded for checks 8–13.
+    private func decodeSignedPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
+        do {
+            report.payload = try ReceiptPayloadDecoder.decode(content)
+            report.payloadIsComplete = true
+            return true
+        } catch {
+            guard case .malformed(let why) = error else { return false }
+            report.fail("payload", .malformed, why)
+            return false
+        }
     }
 
     private func isXcode(_ report: ReceiptReport) -> Bool { report.payload?.receiptType == "Xcode" }
@@ -119,7 +134,7 @@ extension Verifier {
             return false
         }
         report.mark("signature", .ok)
-        return true
+        return decodeSignedPayload(envelope.content, &report)
     }
 
     /// A cache miss: decode the embedded certificates and validate them with OpenSSL.
@@ -300,7 +315,7 @@ extension Verifier {
             return false
         }
         report.mark("signature", .ok)
-        return true
+        return decodeSignedPayload(content, &report)
     }
 
     private static func nid(_ algor: UnsafeMutablePointer<X509_ALGOR>?) -> Int32 {
@@ -327,15 +342,12 @@ extension Verifier {
         }
         report.mark("environment", .ok)
         // 9: bundle id, exact bytes
-        if config.bundleID == "*" {
-            report.mark("bundle_id", .notChecked)
-        } else {
-            guard let bytes = payload.bundleIDBytes, bytes.elementsEqual(config.bundleID.utf8) else {
-                report.fail("bundle_id", .bundleMismatch,
-                            "the receipt is for \(payload.bundleID.map { "\"\($0)\"" } ?? "no bundle id"), not \"\(config.bundleID)\"")
-                return
-            }
-            report.mark("bundle_id", .ok)
+        switch config.checkBundle(payload.bundleIDBytes, display: payload.bundleID, what: "receipt") {
+        case .notChecked: report.mark("bundle_id", .notChecked)
+        case .matches: report.mark("bundle_id", .ok)
+        case .mismatch(let why):
+            report.fail("bundle_id", .bundleMismatch, why)
+            return
         }
         // 10: app version
         if let versions = config.bundleVersions {

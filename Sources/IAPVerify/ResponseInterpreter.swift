@@ -192,12 +192,10 @@ extension Verifier {
 
         // The same policy checks as a receipt: bundle id, then environment.
         let bundle = report.receipt?.bundleID
-        if config.bundleID != "*" {
-            guard let bundle, bundle == config.bundleID else {
-                var r = reject(.bundleMismatch, "the response is for \(bundle.map { "\"\($0)\"" } ?? "no bundle id"), not \"\(config.bundleID)\"")
-                r.receipt = report.receipt
-                return r
-            }
+        if case .mismatch(let why) = config.checkBundle(bundle, what: "response") {
+            var r = reject(.bundleMismatch, why)
+            r.receipt = report.receipt
+            return r
         }
         let environment: ReceiptEnvironment?
         if let env = root["environment"]?.string {

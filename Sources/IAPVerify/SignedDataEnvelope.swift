@@ -94,7 +94,7 @@ enum SignedDataParser {
               let explicit = TLV.header(b, type.end, end: ci.end), explicit.tag == 0xA0, explicit.end == ci.end,
               let sd = TLV.header(b, explicit.start, end: explicit.end), sd.tag == 0x30, sd.end == explicit.end,
               let version = TLV.header(b, sd.start, end: sd.end), version.tag == 0x02,
-              isMinimalInteger(b[version.start..<version.end]),
+              b[version.start..<version.end].elementsEqual([1]),
               let digests = TLV.header(b, version.end, end: sd.end), digests.tag == 0x31,
               let encap = TLV.header(b, digests.end, end: sd.end), encap.tag == 0x30,
               var next = TLV.header(b, encap.end, end: sd.end) else { return nil }
@@ -174,8 +174,8 @@ enum SignedDataParser {
 
     private static func parseSignedData(_ sd: ASN1NodeCollection) throws(EnvelopeProblem) -> SignedDataEnvelope {
         var it = sd.makeIterator()
-        guard let version = it.next(), isMinimalInteger(version) else {
-            throw .malformed("the SignedData version is missing or not a DER INTEGER")
+        guard let version = it.next(), isVersionOne(version) else {
+            throw .malformed("the SignedData version is missing or not 1")
         }
         guard let digestSet = it.next(), digestSet.identifier == .set else {
             throw .malformed("the SignedData digestAlgorithms SET is missing")
@@ -290,8 +290,8 @@ enum SignedDataParser {
         guard let octets = inner.next(), inner.next() == nil else {
             throw .malformed("the signed content must hold exactly one OCTET STRING")
         }
-        guard let bytes = octetString(octets, depth: 0) else {
-            throw .malformed("the signed content is not an OCTET STRING")
+        guard let bytes = octetString(octets, chunked: true) else {
+            throw .malformed("the signed content is not an OCTET STRING of the shape receipts use")
         }
         return bytes
     }
@@ -301,8 +301,8 @@ enum SignedDataParser {
             throw .malformed("the SignerInfo is not a SEQUENCE")
         }
         var it = fields.makeIterator()
-        guard let version = it.next(), isMinimalInteger(version) else {
-            throw .malformed("the SignerInfo version is missing or not a DER INTEGER")
+        guard let version = it.next(), isVersionOne(version) else {
+            throw .malformed("the SignerInfo version is missing or not 1")
         }
         guard let sid = it.next() else { throw .malformed("the SignerInfo has no signer identifier") }
         if sid.identifier == .context0 {
@@ -323,8 +323,8 @@ enum SignedDataParser {
         guard var next = it.next() else { throw .malformed("the SignerInfo is truncated") }
         var signedAttributes: ASN1Node?
         if next.identifier == .context0 {
-            guard case .constructed = next.content else {
-                throw .malformed("the SignerInfo signed attributes are malformed")
+            guard case .constructed = next.content, isDERSet(next) else {
+                throw .malformed("the SignerInfo signed attributes are not DER (definite, minimal lengths, sorted)")
             }
             signedAttributes = next
             guard let n = it.next() else { throw .malformed("the SignerInfo is truncated") }
@@ -333,7 +333,7 @@ enum SignedDataParser {
         guard let signatureOID = algorithmOID(next) else {
             throw .malformed("the SignerInfo signature algorithm is malformed")
         }
-        guard let sigNode = it.next(), let signature = octetString(sigNode, depth: 0) else {
+        guard let sigNode = it.next(), let signature = octetString(sigNode, chunked: false) else {
             throw .malformed("the SignerInfo signature is missing")
         }
         if let extra = it.next() {
@@ -347,15 +347,44 @@ enum SignedDataParser {
                           signedAttributes: signedAttributes, signature: signature[...])
     }
 
-    /// The OID of an AlgorithmIdentifier SEQUENCE { OID, params OPTIONAL }; nil for any other shape
-    /// (OpenSSL refuses a second parameter too, and both crypto paths must agree).
+    /// The OID of an AlgorithmIdentifier in the one shape Apple and Xcode write:
+    /// `SEQUENCE { OID }` or `SEQUENCE { OID, NULL }`. Parameters of any other kind are
+    /// outside the signature and unused by SHA-1, SHA-256, RSA PKCS#1 v1.5 and ECDSA, so the
+    /// strict profile refuses them rather than guess how OpenSSL would read them (SPEC §14).
     static func algorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
         var it = fields.makeIterator()
         guard let oid = it.next() else { return nil }
-        _ = it.next()
+        if let parameters = it.next() {
+            guard parameters.identifier == .null, case .primitive(let body) = parameters.content, body.isEmpty else {
+                return nil
+            }
+        }
         guard it.next() == nil else { return nil }
         return oidBytes(oid)
+    }
+
+    /// Signed attributes as DER: OpenSSL re-encodes them (sorting the SET) before it verifies,
+    /// while the cached path verifies the bytes as received, so the strict profile accepts only
+    /// encodings that re-encode to themselves.
+    static func isDERSet(_ node: ASN1Node) -> Bool {
+        var bytes = Array(node.encodedBytes)
+        guard !bytes.isEmpty else { return false }
+        bytes[0] = 0x31
+        guard let set = try? DER.parse(bytes), case .constructed(let elements) = set.content else { return false }
+        var previous: ArraySlice<UInt8>?
+        for element in elements {
+            let current = element.encodedBytes
+            if let previous, !previous.lexicographicallyPrecedes(current), !previous.elementsEqual(current) { return false }
+            previous = current
+        }
+        return true
+    }
+
+    /// The version INTEGER of a SignedData or SignerInfo: 1 in every receipt (PKCS#7).
+    static func isVersionOne(_ node: ASN1Node) -> Bool {
+        guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return false }
+        return bytes.elementsEqual([1])
     }
 
     /// A primitive INTEGER in minimal two's-complement form, the only form OpenSSL decodes.
@@ -386,21 +415,18 @@ enum SignedDataParser {
         return bytes
     }
 
-    /// OpenSSL decodes constructed OCTET STRINGs nested at most this deep (ASN1_MAX_STRING_NEST
-    /// plus the outer one); deeper ones are malformed on both paths.
-    static let maxOctetStringNesting = 6
-
-    /// Joins a primitive or (BER) constructed OCTET STRING.
-    static func octetString(_ node: ASN1Node, depth: Int) -> [UInt8]? {
+    /// An OCTET STRING as App Store (DER: primitive) and Xcode (BER: one constructed level of
+    /// primitive chunks) write it. Deeper nesting is legal BER that no receipt uses: refused.
+    static func octetString(_ node: ASN1Node, chunked: Bool) -> [UInt8]? {
         guard node.identifier == .octetString else { return nil }
         switch node.content {
         case .primitive(let bytes):
             return Array(bytes)
         case .constructed(let chunks):
-            guard depth < maxOctetStringNesting else { return nil }
+            guard chunked else { return nil }
             var out: [UInt8] = []
             for chunk in chunks {
-                guard let part = octetString(chunk, depth: depth + 1) else { return nil }
+                guard chunk.identifier == .octetString, case .primitive(let part) = chunk.content else { return nil }
                 out.append(contentsOf: part)
             }
             return out

@@ -57,3 +57,14 @@ public final class Verifier: Sendable {
     /// Number of chains currently cached (for tests and diagnostics).
     public var cachedChainCount: Int { cache.count }
 }
+
+extension Verifier {
+    /// Per-call options as JSON, capped by `max_input_bytes` like the input they come with: the
+    /// options carry host-supplied lists (delivered ids, orders) that a caller may not size.
+    public func callOptions(json: UnsafeRawBufferPointer) throws(IAPVFailure) -> CallOptions {
+        guard json.count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the options are \(json.count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+        return try CallOptions(json: json)
+    }
+}

@@ -40,6 +40,8 @@ public struct ProductRule: Sendable, Equatable {
 public struct VerifierConfig: Sendable {
     /// `"*"` accepts any app, and results then say the bundle was not checked.
     public var bundleID: String
+    /// True when `bundleID` came from the caller's fallback, not from the JSON or an override.
+    public private(set) var bundleIDFromFallback = false
     public var bundleVersions: [String]?
     public var environments: Set<ReceiptEnvironment> = [.production]
     public var trustRootsPEM: [String] = []
@@ -59,8 +61,12 @@ public struct VerifierConfig: Sendable {
     public init(bundleID: String) { self.bundleID = bundleID }
 
     /// Parses the JSON config. Throws `IAPVFailure` with status `.config`.
-    /// - Parameter bundleIDOverride: replaces `bundle_id` (the CLI's `--bundle-id`).
-    public init(json: UnsafeRawBufferPointer, bundleIDOverride: String? = nil) throws(IAPVFailure) {
+    /// - Parameters:
+    ///   - bundleIDOverride: replaces `bundle_id` (the CLI's `--bundle-id`).
+    ///   - bundleIDFallback: used when neither the override nor the JSON gives a bundle id (the
+    ///     CLI passes `"*"`); without one, a config lacking `bundle_id` is an error.
+    public init(json: UnsafeRawBufferPointer, bundleIDOverride: String? = nil,
+                bundleIDFallback: String? = nil) throws(IAPVFailure) {
         let doc = try JSONDocument(bytes: json, what: "config", status: .config)
         guard let members = doc.root.members else {
             throw .config("config: expected a JSON object, got \(doc.root.typeName)")
@@ -130,8 +136,11 @@ public struct VerifierConfig: Sendable {
                 throw .config("config: unknown key \"\(key)\"")
             }
         }
-        guard let bundle = bundleIDOverride ?? bundle else { throw .config("config.bundle_id is required (use \"*\" to accept any app)") }
-        config.bundleID = bundle
+        guard let chosen = bundleIDOverride ?? bundle ?? bundleIDFallback else {
+            throw .config("config.bundle_id is required (use \"*\" to accept any app)")
+        }
+        config.bundleID = chosen
+        config.bundleIDFromFallback = bundleIDOverride == nil && bundle == nil
         self = config
     }
 }

@@ -146,7 +146,7 @@ private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: 
         return fail(err, IAPVFailure(.invalidArgument, "options_json is NULL but options_len is not 0"))
     }
     do {
-        let opts = try CallOptions(json: optionBytes)
+        let opts = try verifier.callOptions(json: optionBytes)
         let (verdict, json, valid) = try run(verifier, bytes, opts)
         guard let result = ResultBox(verdict: verdict, json: json, isValid: valid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))

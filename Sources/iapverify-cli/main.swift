@@ -59,13 +59,16 @@ struct VerifierOptions: ParsableArguments {
             if let config {
                 let bytes = try IO.read(config)
                 let cfg = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in
-                    try VerifierConfig(json: raw, bundleIDOverride: bundleID)
+                    try VerifierConfig(json: raw, bundleIDOverride: bundleID, bundleIDFallback: "*")
+                }
+                if cfg.bundleIDFromFallback {
+                    IO.warn("no --bundle-id and no bundle_id in \(config): accepting receipts for any app (bundle_id \"*\")")
                 }
                 return try Verifier(config: cfg)
             }
-            var cfg = VerifierConfig(bundleID: bundleID ?? "*")
+            // The library's defaults (environments ["Production"]), as with a config of just a bundle id.
+            let cfg = VerifierConfig(bundleID: bundleID ?? "*")
             if bundleID == nil { IO.warn("no --bundle-id or --config: accepting receipts for any app (bundle_id \"*\")") }
-            cfg.environments = [.production, .sandbox]
             return try Verifier(config: cfg)
         } catch let failure as IAPVFailure {
             throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
@@ -84,11 +87,11 @@ struct VerifierOptions: ParsableArguments {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
-    func callOptions() throws -> CallOptions {
+    func callOptions(for verifier: Verifier) throws -> CallOptions {
         guard let options else { return CallOptions() }
         let bytes = try IO.read(options)
         do {
-            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }
+            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.callOptions(json: raw) }
         } catch let error as IAPVFailure {
             throw UsageFailure(description: "\(error.status.name): \(error.message)")
         }
@@ -107,7 +110,7 @@ struct ReceiptCommand: ParsableCommand {
     func run() throws {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
-        let options = try common.callOptions()
+        let options = try common.callOptions(for: verifier)
         try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
             try verifier.verifyReceipt(raw, options: options, nowMs: now)
         }
@@ -160,7 +163,7 @@ struct ResponseCommand: ParsableCommand {
     func run() throws {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
-        var options = try common.callOptions()
+        var options = try common.callOptions(for: verifier)
         if let endpoint {
             guard endpoint == "production" || endpoint == "sandbox" else {
                 throw UsageFailure(description: "--endpoint must be production or sandbox, got \(endpoint)")
@@ -189,7 +192,7 @@ struct EntitlementsCommand: ParsableCommand {
     func run() throws {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
-        let options = try common.callOptions()
+        let options = try common.callOptions(for: verifier)
         try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
             try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
@@ -208,7 +211,7 @@ struct JWSCommand: ParsableCommand {
     func run() throws {
         let verifier = try common.makeVerifier()
         let now = try common.nowMs()
-        let options = try common.callOptions()
+        let options = try common.callOptions(for: verifier)
         var input = try IO.read(file)
         while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
         try common.answer(input) { raw throws(IAPVFailure) in
