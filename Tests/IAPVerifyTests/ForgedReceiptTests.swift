@@ -79,4 +79,16 @@ final class ForgedReceiptTests: XCTestCase {
         XCTAssertEqual(r.verdict, .malformed, r.judgement.reason)
         XCTAssertEqual(r.state("payload"), .failed)
     }
+
+    /// Per-call options are capped by max_input_bytes like the input they come with.
+    func testOptionsAreCappedLikeTheInput() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "*", "max_input_bytes": 1000])
+        let small = Array(#"{"delivered_transaction_ids":["1"]}"#.utf8)
+        XCTAssertNoThrow(try small.withUnsafeBytes { raw throws(IAPVFailure) in try v.callOptions(json: raw) })
+        let big = Array(("{\"delivered_transaction_ids\":[" + (0..<300).map { "\"\($0)\"" }.joined(separator: ",") + "]}").utf8)
+        XCTAssertGreaterThan(big.count, 1000)
+        XCTAssertThrowsError(try big.withUnsafeBytes { raw throws(IAPVFailure) in try v.callOptions(json: raw) }) {
+            XCTAssertEqual(($0 as? IAPVFailure)?.status, .tooLarge)
+        }
+    }
 }

@@ -77,5 +77,20 @@ expect 1 "jws: production only" -- $BIN jws "$JWS" --config "$TMP/production-any
 has '"verdict":"environment_rejected"' out
 expect 0 "help" -- $BIN --help
 
+# Shared defaults with the library (environments ["Production"]); "*" only when no bundle id is given anywhere.
+SB=$FX/receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der
+expect 1 "no config: Production only, like the library" -- $BIN receipt "$SB" --bundle-id com.revenuecat.sampleapp --now 1893456000000
+has '"verdict":"environment_rejected"' out
+echo '{"environments":["Production","Sandbox"]}' > "$TMP/no-bundle.json"
+expect 0 "config without bundle_id: any app, said on stderr" -- $BIN receipt "$SB" --config "$TMP/no-bundle.json" --now 1893456000000
+has 'bundle_id "\*"' err
+has '"bundle_id":"not_checked"' out
+expect 0 "config without bundle_id, --bundle-id given: nothing said" -- $BIN receipt "$SB" --config "$TMP/no-bundle.json" --bundle-id com.revenuecat.sampleapp --now 1893456000000
+if grep -q 'bundle_id "\*"' "$TMP/err"; then echo "FAIL: warned although --bundle-id was given"; failures=$((failures + 1)); fi
+echo '{"bundle_id":"*","max_input_bytes":6000}' > "$TMP/small-options.json"
+python3 -c 'import json; print(json.dumps({"delivered_transaction_ids": [str(i) for i in range(2000)]}))' > "$TMP/big-options.json"
+expect 2 "options over max_input_bytes" -- $BIN receipt "$R" --config "$TMP/small-options.json" --options "$TMP/big-options.json" --now 1893456000000
+has 'IAPV_E_TOO_LARGE' err
+
 if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi
 echo "cli-test: OK"
