@@ -68,6 +68,7 @@ def test_call_errors():
         with pytest.raises(TooLargeError) as e:
             v.verify_receipt(b"x" * 11, now_ms=0)
         assert e.value.code == -3
+    with iapverify.Verifier({"bundle_id": "*"}) as v:
         with pytest.raises(InvalidArgumentError):
             v.verify_receipt(b"x", now_ms=0, options={"colour": 1})
         with pytest.raises(InvalidArgumentError):

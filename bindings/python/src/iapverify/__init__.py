@@ -1,13 +1,15 @@
 """iapverify: App Store receipts, /verifyReceipt responses and entitlements, through libiapverify.
 
 A ``Verifier`` is built once from a config and may be shared by threads (the C calls release
-the GIL). A rejected receipt is a ``Result`` with ``valid == False``; an ``IAPVerifyError`` means
-the call could not answer (bad config, bad options, input too large).
+the GIL); closing it waits for the calls in progress. A rejected receipt is a ``Result`` with
+``valid == False``; an ``IAPVerifyError`` means the call could not answer (bad config, bad options,
+input too large, a closed verifier). An argument of the wrong type is a ``TypeError``.
 """
 from __future__ import annotations
 
 import ctypes
 import json as _json
+import operator
 import threading
 import time
 from typing import Any, Mapping, Optional, Union
@@ -42,17 +44,49 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-JSONish = Union[str, bytes, Mapping[str, Any]]
+JSONish = Union[str, bytes, bytearray, memoryview, Mapping[str, Any]]
+Binary = Union[bytes, bytearray, memoryview, str]
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
-def _json_bytes(value: Optional[JSONish]) -> Optional[bytes]:
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        return value
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _binary(value: object, what: str) -> bytes:
+    """Bytes for an input the library reads as bytes: DER, base64 or JWS text. ``str`` is taken as
+    text (UTF-8); anything else that is not bytes-like is a TypeError rather than something that
+    ``bytes()`` happens to accept (``bytes(12345)`` is 12,345 zero bytes)."""
     if isinstance(value, str):
         return value.encode()
-    return _json.dumps(value).encode()
+    if isinstance(value, _BYTES_LIKE):
+        return bytes(value)
+    raise TypeError(f"{what} must be bytes, bytearray, memoryview or str, not {_type_name(value)}")
+
+
+def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[bytes]:
+    """JSON text for the library: given as str or bytes-like, or encoded from a mapping."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, _BYTES_LIKE):
+        return bytes(value)
+    if isinstance(value, Mapping):
+        return _json.dumps(dict(value), allow_nan=False).encode()
+    raise TypeError(f"{what} must be a mapping or JSON text (str or bytes), not {_type_name(value)}")
+
+
+def _int64(value: object, what: str) -> int:
+    """An int that fits the C int64_t, or an error that says why (ctypes would silently wrap)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an int, not {_type_name(value)}")
+    number = operator.index(value)
+    if not _INT64_MIN <= number <= _INT64_MAX:
+        raise InvalidArgumentError(f"{what} must fit in a signed 64-bit integer, got {number}")
+    return number
 
 
 def _raise(err: _native.IAPVError, status: int) -> None:
@@ -61,23 +95,42 @@ def _raise(err: _native.IAPVError, status: int) -> None:
 
 
 class Verifier:
-    """An immutable verifier. Use it as a context manager, or call ``close()``."""
+    """An immutable verifier, shared freely by threads. Use it as a context manager, or call ``close()``.
+
+    ``close()`` (and leaving a ``with`` block) waits for calls already running on other threads to
+    finish; a call that starts after ``close()`` has begun raises ``InvalidArgumentError``.
+    """
 
     def __init__(self, config: JSONish):
+        # Set first, so that close() and __del__ work even if building the verifier fails.
+        self._handle: Optional[ctypes.c_void_p] = None
+        self._closed = False
+        self._calls = 0                        # calls running now, each using self._handle
+        self._cond = threading.Condition()     # guards the three fields above
         lib = _library()
-        raw = _json_bytes(config) or b""
+        raw = _json_bytes(config, "config")
         handle = ctypes.c_void_p()
         err = _native.IAPVError()
         status = lib.iapv_verifier_new(raw, len(raw), ctypes.byref(handle), ctypes.byref(err))
         if status != 0:
             _raise(err, status)
-        self._handle: Optional[ctypes.c_void_p] = handle
+        self._handle = handle
 
     def close(self) -> None:
-        """Frees the verifier. No other thread may be using it."""
-        if self._handle is not None:
-            _library().iapv_verifier_free(self._handle)
-            self._handle = None
+        """Frees the verifier once the calls running on other threads have returned. Idempotent."""
+        cond = getattr(self, "_cond", None)
+        if cond is None:                       # __init__ did not get far enough to own anything
+            return
+        with cond:
+            self._closed = True                # from now on, new calls raise
+            cond.wait_for(lambda: self._calls == 0)
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                _library().iapv_verifier_free(handle)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def __enter__(self) -> "Verifier":
         return self
@@ -91,15 +144,30 @@ class Verifier:
         except Exception:
             pass
 
-    def _call(self, fn: Any, data: bytes, options: Optional[bytes], now: Optional[int], response: bool,
+    def __reduce__(self) -> Any:
+        # A copy would share the C handle, and closing either would free it under the other.
+        raise TypeError("a Verifier cannot be copied or pickled: build another one from the same config")
+
+    def _call(self, fn_name: str, data: bytes, options: Optional[bytes], now: object, response: bool,
               jws: bool = False) -> Result:
-        if self._handle is None:
-            raise InvalidArgumentError("the verifier is closed")
+        when = now_ms() if now is None else _int64(now, "now_ms")
         lib = _library()
-        result = ctypes.c_void_p()
-        err = _native.IAPVError()
-        when = now_ms() if now is None else int(now)
-        status = fn(self._handle, data, len(data), options, len(options or b""), when, ctypes.byref(result), ctypes.byref(err))
+        fn = getattr(lib, fn_name)
+        with self._cond:
+            if self._closed or self._handle is None:
+                raise InvalidArgumentError("the verifier is closed")
+            handle = self._handle
+            self._calls += 1
+        try:
+            result = ctypes.c_void_p()
+            err = _native.IAPVError()
+            status = fn(handle, data, len(data), options, len(options or b""), when, ctypes.byref(result),
+                        ctypes.byref(err))
+        finally:
+            with self._cond:
+                self._calls -= 1
+                if self._calls == 0:
+                    self._cond.notify_all()
         if status != 0:
             _raise(err, status)
         try:
@@ -111,34 +179,42 @@ class Verifier:
             lib.iapv_result_free(result)
         return parse(text, valid, response, jws)
 
-    def verify_receipt(self, receipt: Union[bytes, str], *, now_ms: Optional[int] = None,
+    def verify_receipt(self, receipt: Binary, *, now_ms: Optional[int] = None,
                        options: Optional[JSONish] = None) -> Result:
         """Verifies a receipt: DER bytes, or base64 (str or bytes). ``now_ms`` defaults to this host's clock."""
-        data = receipt.encode() if isinstance(receipt, str) else bytes(receipt)
-        return self._call(_library().iapv_verify_receipt, data, _json_bytes(options), now_ms, False)
+        data = _binary(receipt, "receipt")
+        return self._call("iapv_verify_receipt", data, _json_bytes(options, "options", True), now_ms, False)
 
-    def interpret_response(self, body: Union[bytes, str, Mapping[str, Any]], *, endpoint: str = "production",
+    def interpret_response(self, body: JSONish, *, endpoint: str = "production",
                            attempt: int = 1, now_ms: Optional[int] = None,
-                           options: Optional[Mapping[str, Any]] = None) -> ResponseResult:
+                           options: Optional[JSONish] = None) -> ResponseResult:
         """Interprets a /verifyReceipt body; ``endpoint`` and ``attempt`` say where it came from."""
-        opts = dict(options or {})
+        if not isinstance(endpoint, str):
+            raise TypeError(f"endpoint must be a str, not {_type_name(endpoint)}")
+        attempt = _int64(attempt, "attempt")
+        try:
+            opts = _json.loads(_json_bytes(options, "options", True) or b"{}")
+        except ValueError as e:
+            raise InvalidArgumentError(f"options are not valid JSON: {e}") from None
+        if not isinstance(opts, dict):
+            raise TypeError(f"options must be a JSON object, not {_type_name(opts)}")
         opts.setdefault("endpoint", endpoint)
         opts.setdefault("attempt", attempt)
-        data = _json_bytes(body) or b""
-        result = self._call(_library().iapv_interpret_response, data, _json_bytes(opts), now_ms, True)
+        data = _json_bytes(body, "body")
+        result = self._call("iapv_interpret_response", data, _json_bytes(opts, "options"), now_ms, True)
         assert isinstance(result, ResponseResult)
         return result
 
-    def verify_jws(self, token: Union[bytes, str], *, now_ms: Optional[int] = None,
+    def verify_jws(self, token: Binary, *, now_ms: Optional[int] = None,
                    options: Optional[JSONish] = None) -> JWSResult:
         """Verifies a StoreKit 2 signed transaction, renewal info or server notification (compact JWS)."""
-        data = token.strip().encode() if isinstance(token, str) else bytes(token).strip()
-        result = self._call(_library().iapv_verify_jws, data, _json_bytes(options), now_ms, False, True)
+        data = _binary(token, "token").strip()
+        result = self._call("iapv_verify_jws", data, _json_bytes(options, "options", True), now_ms, False, True)
         assert isinstance(result, JWSResult)
         return result
 
-    def compute_entitlements(self, transactions: Union[bytes, str, Mapping[str, Any]], *, now_ms: Optional[int] = None,
+    def compute_entitlements(self, transactions: JSONish, *, now_ms: Optional[int] = None,
                              options: Optional[JSONish] = None) -> Result:
         """Entitlements from ``{"transactions": [...], "renewal_info": [...]}``."""
-        data = _json_bytes(transactions) or b""
-        return self._call(_library().iapv_compute_entitlements, data, _json_bytes(options), now_ms, False)
+        data = _json_bytes(transactions, "transactions")
+        return self._call("iapv_compute_entitlements", data, _json_bytes(options, "options", True), now_ms, False)
