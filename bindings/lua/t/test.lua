@@ -3,6 +3,7 @@ local root, library = arg[1], arg[2]
 package.path = root .. "/bindings/lua/lib/?.lua;" .. package.path
 local iapverify = require "resty.iapverify"
 local cjson = require "cjson"
+local ffi = require "ffi"
 
 local passed, failed = 0, 0
 local function check(cond, what)
@@ -82,6 +83,66 @@ check(res.valid, "entitlements call")
 v:close()
 res, err = v:verify_receipt("x", 0)
 check(res == nil and err:find("closed") ~= nil, "closed verifier")
+
+-- Bad arguments: each is nil and "IAPV_E_INVALID_ARGUMENT: ...", never a Lua error or a crash.
+local function refused(what, pattern, fn, ...)
+    local ok, res2, err2 = pcall(fn, ...)
+    check(ok, what .. ": raised " .. tostring(res2))
+    if ok then
+        check(res2 == nil and type(err2) == "string" and err2:find("^IAPV_E_INVALID_ARGUMENT: ") ~= nil
+              and err2:find(pattern, 1, true) ~= nil, what .. ": " .. tostring(err2))
+    end
+end
+local closed = v
+for _, name in ipairs({ "verify_receipt", "interpret_response", "compute_entitlements", "verify_jws" }) do
+    refused("closed " .. name, "the verifier is closed", closed[name], closed, "{}", 0)
+end
+check(closed:close() == true and closed:close() == true, "close twice")
+
+v = assert(iapverify.new({ bundle_id = "*" }))
+refused("method called with a dot", "call methods with a colon", v.verify_receipt, "x", 0)
+refused("close called with a dot", "call methods with a colon", v.close)
+refused("method on another table", "not a verifier", v.verify_receipt, { handle = true }, "x", 0)
+local not_strings = { { "nil", nil }, { "number", 12345 }, { "table", { 1, 2 } }, { "boolean", true },
+                      { "function", print }, { "cdata", ffi.new("int[1]") } }
+for _, case in ipairs(not_strings) do
+    refused("receipt " .. case[1], "receipt must be a string, not " .. case[1], v.verify_receipt, v, case[2], 0)
+    refused("token " .. case[1], "token must be a string, not " .. case[1], v.verify_jws, v, case[2], 0)
+    refused("body " .. case[1], "body must be a string, not " .. case[1], v.interpret_response, v, case[2], 0)
+    if case[1] ~= "table" then
+        refused("entitlements input " .. case[1], "input must be a table or JSON text, not " .. case[1],
+                v.compute_entitlements, v, case[2], 0)
+        refused("config " .. case[1], "config must be a table or JSON text, not " .. case[1], iapverify.new, case[2])
+    end
+    if case[1] ~= "nil" and case[1] ~= "table" then
+        refused("options " .. case[1], "options must be a table or JSON text", v.verify_receipt, v, "x", 0, case[2])
+    end
+end
+refused("options that JSON cannot carry", "options cannot be encoded as JSON", v.verify_receipt, v, "x", 0, { f = print })
+refused("config that JSON cannot carry", "config cannot be encoded as JSON", iapverify.new, { bundle_id = print })
+local bad_now = { { "missing", nil, "now_ms is required" }, { "string", "1745000000000", "must be a number or an int64_t, not string" },
+                  { "table", {}, "not table" }, { "boolean", true, "not boolean" }, { "NaN", 0 / 0, "now_ms is NaN" },
+                  { "2^63", 2 ^ 63, "signed 64-bit" }, { "2^64", 2 ^ 64, "signed 64-bit" }, { "huge", math.huge, "signed 64-bit" },
+                  { "below -2^63", -2 ^ 64, "signed 64-bit" }, { "-huge", -math.huge, "signed 64-bit" },
+                  { "uint64 2^63", 0x8000000000000000ULL, "signed 64-bit" }, { "uint64 max", 0xffffffffffffffffULL, "signed 64-bit" },
+                  { "int32 cdata", ffi.new("int32_t", 5), "int64_t, not ctype<int>" } }
+for _, case in ipairs(bad_now) do
+    for _, name in ipairs({ "verify_receipt", "interpret_response", "compute_entitlements", "verify_jws" }) do
+        refused("now_ms " .. case[1] .. " in " .. name, case[3], v[name], v, "{}", case[2])
+    end
+end
+-- now_ms inside int64 reaches the library: the largest double below 2^63, int64 cdata, uint64 that
+-- fits, and a fraction (rounded down). A negative time is the library's own IAPV_E_INVALID_ARGUMENT.
+for _, now in ipairs({ 2 ^ 63 - 1024, 0x7fffffffffffffffLL, 1745000000000ULL, 1745000000000.75 }) do
+    res, err = v:verify_receipt("x", now)
+    check(res ~= nil and res.verdict == "malformed", "now_ms " .. tostring(now) .. ": " .. tostring(err))
+end
+for _, now in ipairs({ -1, -0.5, -2 ^ 63, -0x7fffffffffffffffLL - 1 }) do
+    res, err = v:verify_receipt("x", now)
+    check(res == nil and err:find("^IAPV_E_INVALID_ARGUMENT: now_ms") ~= nil, "negative now_ms " .. tostring(now) .. ": " .. tostring(err))
+end
+check(iapverify.entitlement(nil, "x") == nil and iapverify.entitlement({}, "x") == nil, "entitlement of nothing")
+v:close()
 
 -- StoreKit 2
 v = assert(iapverify.new({ bundle_id = "*", environments = { "Sandbox" } }))

@@ -11,7 +11,9 @@
 --   if not res then ngx.log(ngx.ERR, err) elseif res.valid then ... end
 --
 -- Every call returns `res, err`. `err` ("IAPV_E_CONFIG: unknown key ...") means the call could
--- not answer; a rejected receipt is a `res` with `valid == false` and its `verdict`.
+-- not answer; a rejected receipt is a `res` with `valid == false` and its `verdict`. Bad arguments
+-- (a closed verifier, a receipt that is not a string, a `now_ms` that is missing, not a number or
+-- outside int64, options that are not a table or JSON text) are an `err` too, never a Lua error.
 local ffi = require "ffi"
 
 local ok_cjson, cjson = pcall(require, "cjson.safe")
@@ -66,11 +68,49 @@ function _M.version()
     return ffi.string(lib.iapv_version_string())
 end
 
-local function encode(value)
-    if value == nil then return nil end
-    if type(value) == "string" then return value end
-    if not ok_cjson then return nil, "pass JSON text: cjson is not available to encode tables" end
-    return cjson.encode(value)
+local INVALID = "IAPV_E_INVALID_ARGUMENT: "
+
+-- JSON text for the library: a string as it is, a table encoded; or nil and why not.
+local function encode(value, what)
+    local t = type(value)
+    if t == "string" then return value end
+    if t ~= "table" then
+        return nil, INVALID .. what .. " must be a table or JSON text, not " .. (value == nil and "nil" or t)
+    end
+    if not ok_cjson then return nil, INVALID .. "pass " .. what .. " as JSON text: cjson is not available to encode tables" end
+    local json, err = cjson.encode(value)
+    if not json then return nil, INVALID .. what .. " cannot be encoded as JSON: " .. tostring(err) end
+    return json
+end
+
+local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+local TWO_63 = 2 ^ 63   -- exact as a double; int64_t holds [-2^63, 2^63)
+
+-- now_ms as something the FFI converts to int64_t without wrapping; or nil and why not. A Lua
+-- number is rounded down (ngx.now() * 1000 has a fraction), so -0.5 stays negative; negative
+-- values go to the library, which refuses them like every binding does.
+local function int64(value, what)
+    local t = type(value)
+    if t == "number" then
+        if value ~= value then return nil, INVALID .. what .. " is NaN" end
+        if value >= TWO_63 or value < -TWO_63 then
+            return nil, INVALID .. what .. " must fit in a signed 64-bit integer, got " .. tostring(value)
+        end
+        return math.floor(value)
+    end
+    if t == "cdata" then
+        if ffi.istype(int64_t, value) then return value end
+        if ffi.istype(uint64_t, value) then
+            if value > 0x7fffffffffffffffULL then
+                return nil, INVALID .. what .. " must fit in a signed 64-bit integer, got " .. tostring(value)
+            end
+            return ffi.cast(int64_t, value)
+        end
+    end
+    if value == nil then
+        return nil, INVALID .. what .. " is required (Unix milliseconds, e.g. ngx.now() * 1000)"
+    end
+    return nil, INVALID .. what .. " must be a number or an int64_t, not " .. (t == "cdata" and tostring(ffi.typeof(value)) or t)
 end
 
 local function failure(status, err)
@@ -83,8 +123,8 @@ function _M.new(config)
         local _, err = _M.load()
         if not lib then return nil, err end
     end
-    local json, err = encode(config)
-    if not json then return nil, err or "config is required" end
+    local json, err = encode(config, "config")
+    if not json then return nil, err end
     local out = ffi.new("iapv_verifier *[1]")
     local e = ffi.new("iapv_error")
     local status = lib.iapv_verifier_new(json, #json, out, e)
@@ -92,14 +132,32 @@ function _M.new(config)
     return setmetatable({ handle = ffi.gc(out[0], lib.iapv_verifier_free) }, mt)
 end
 
-local function call(self, fn, input, now_ms, options)
-    if not self.handle then return nil, "IAPV_E_INVALID_ARGUMENT: the verifier is closed" end
-    if type(input) ~= "string" then return nil, "IAPV_E_INVALID_ARGUMENT: input must be a string" end
-    local opts, err = encode(options)
-    if options ~= nil and not opts then return nil, err end
+-- The verifier's handle, or nil and why there is none (closed, or a method called with a dot).
+local function handle_of(self)
+    if getmetatable(self) ~= mt then
+        return nil, INVALID .. "not a verifier: call methods with a colon, v:verify_receipt(...)"
+    end
+    if not self.handle then return nil, INVALID .. "the verifier is closed" end
+    return self.handle
+end
+
+local function call(self, fn, what, input, now_ms, options)
+    local handle, err = handle_of(self)
+    if not handle then return nil, err end
+    if type(input) ~= "string" then
+        return nil, INVALID .. what .. " must be a string, not " .. type(input)
+    end
+    local now
+    now, err = int64(now_ms, "now_ms")
+    if not now then return nil, err end
+    local opts
+    if options ~= nil then
+        opts, err = encode(options, "options")
+        if not opts then return nil, err end
+    end
     local out = ffi.new("iapv_result *[1]")
     local e = ffi.new("iapv_error")
-    local status = fn(self.handle, input, #input, opts, opts and #opts or 0, now_ms or 0, out, e)
+    local status = fn(handle, input, #input, opts, opts and #opts or 0, now, out, e)
     if status ~= 0 then return failure(status, e) end
     local r = out[0]
     local len = ffi.new("size_t[1]")
@@ -112,38 +170,46 @@ end
 
 --- Verifies a receipt (DER or base64 string). `now_ms` is the caller's clock, e.g. ngx.now() * 1000.
 function methods:verify_receipt(receipt, now_ms, options)
-    return call(self, lib.iapv_verify_receipt, receipt, now_ms, options)
+    return call(self, lib.iapv_verify_receipt, "receipt", receipt, now_ms, options)
 end
 
---- Interprets a /verifyReceipt body; options may carry endpoint and attempt.
+--- Interprets a /verifyReceipt body (JSON text); options may carry endpoint and attempt.
 function methods:interpret_response(body, now_ms, options)
-    return call(self, lib.iapv_interpret_response, body, now_ms, options)
+    return call(self, lib.iapv_interpret_response, "body", body, now_ms, options)
 end
 
 --- Entitlements from {"transactions": [...], "renewal_info": [...]} (JSON text or a table; Debian's
 -- cjson encodes an empty table as {}, so pass JSON text when a list may be empty).
 function methods:compute_entitlements(input, now_ms, options)
-    local json, err = encode(input)
+    local json, err = encode(input, "input")
     if not json then return nil, err end
-    return call(self, lib.iapv_compute_entitlements, json, now_ms, options)
+    return call(self, lib.iapv_compute_entitlements, "input", json, now_ms, options)
 end
 
 --- Verifies a StoreKit 2 compact JWS (transaction, renewal info or server notification).
 function methods:verify_jws(token, now_ms, options)
-    return call(self, lib.iapv_verify_jws, token, now_ms, options)
+    return call(self, lib.iapv_verify_jws, "token", token, now_ms, options)
 end
 
---- Frees the verifier now instead of at garbage collection.
+--- Frees the verifier now instead of at garbage collection. Later calls return nil and
+--- "IAPV_E_INVALID_ARGUMENT: the verifier is closed"; closing again is fine. Calls never yield,
+--- so no call of this Lua state can be running while close() runs.
 function methods:close()
+    if getmetatable(self) ~= mt then
+        return nil, INVALID .. "not a verifier: call methods with a colon, v:close()"
+    end
     if self.handle then
         lib.iapv_verifier_free(ffi.gc(self.handle, nil))
         self.handle = nil
     end
+    return true
 end
 
 --- The entitlement `id` from a decoded result, or nil.
 function _M.entitlement(res, id)
-    for _, e in ipairs(res.result and res.result.entitlements or {}) do
+    local list = type(res) == "table" and type(res.result) == "table" and res.result.entitlements
+    if type(list) ~= "table" then return nil end
+    for _, e in ipairs(list) do
         if e.id == id then return e end
     end
 end
