@@ -1,8 +1,17 @@
-"""The delivery ledger: which transactions were delivered, to whom, and what is pending.
+"""The ledger: orders, deliveries and the queue of verifications to retry, in one database.
 
-SQLite by default; PostgreSQL when DATABASE_URL is set (postgresql://...). The primary key on
-transaction_id is what makes delivery exactly-once: two requests racing to deliver the same
-purchase both try to insert it, and only one insert succeeds.
+SQLite by default; PostgreSQL when DATABASE_URL is set (postgresql://...). The database itself
+keeps the promises:
+
+- `deliveries.transaction_id` is the primary key: of two requests racing to deliver the same
+  purchase, only one insert succeeds.
+- `orders.transaction_id` is unique: one App Store transaction pays at most one order, and an
+  order is marked paid only in the database transaction whose delivery insert won.
+- `verification_jobs` is a durable work queue. A worker claims due jobs with a lease instead of
+  deleting them; the outcome of a job (delivery, new schedule, or its end) is written in the same
+  database transaction as its effects, and only if the lease is still the worker's. A job leaves
+  the queue only when it is done or given up, and then `finished_jobs` keeps why. A worker that
+  dies keeps nothing: its lease runs out and the job is due again.
 """
 from __future__ import annotations
 
@@ -10,55 +19,126 @@ import os
 import sqlite3
 import threading
 import time
+import uuid
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional, TypeVar
 
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS orders (
         order_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, product_id TEXT NOT NULL, created_ms BIGINT NOT NULL,
         status TEXT NOT NULL DEFAULT 'pending', transaction_id TEXT)""",
+    # One transaction pays one order. Fails on a database where an older version of this service
+    # let one transaction pay several orders: find them with
+    #   SELECT transaction_id FROM orders GROUP BY transaction_id HAVING COUNT(*) > 1
+    "CREATE UNIQUE INDEX IF NOT EXISTS orders_one_per_transaction ON orders (transaction_id)",
+    "CREATE INDEX IF NOT EXISTS orders_by_user ON orders (user_id, status)",
     """CREATE TABLE IF NOT EXISTS deliveries (
         transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT, product_id TEXT NOT NULL,
         user_id TEXT NOT NULL, quantity BIGINT NOT NULL, delivered_ms BIGINT NOT NULL, revoked_ms BIGINT)""",
-    """CREATE TABLE IF NOT EXISTS pending_verifications (
-        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, receipt TEXT NOT NULL, order_id TEXT,
-        endpoint TEXT NOT NULL, attempt INTEGER NOT NULL, next_at_ms BIGINT NOT NULL, last_status TEXT)""",
+    "CREATE INDEX IF NOT EXISTS deliveries_by_user ON deliveries (user_id)",
+    # next_at_ms: when the job may be claimed. While a worker holds it, it is the end of the lease,
+    # so an expired lease is simply a due job. attempt: the library's attempt number for the next
+    # call to Apple. tries: how many times a worker claimed it.
+    """CREATE TABLE IF NOT EXISTS verification_jobs (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, receipt TEXT NOT NULL, endpoint TEXT NOT NULL,
+        attempt INTEGER NOT NULL, next_at_ms BIGINT NOT NULL, lease_owner TEXT, lease_token TEXT,
+        tries INTEGER NOT NULL DEFAULT 0, created_ms BIGINT NOT NULL, last_status TEXT)""",
+    "CREATE INDEX IF NOT EXISTS verification_jobs_due ON verification_jobs (next_at_ms)",
+    # outcome: delivered (a worker settled it), superseded (the app sent the receipt again and the
+    # front settled it), rejected (Apple or the library refused it for good), given_up (still
+    # temporary after give_up_after_ms: an operator must look; the receipt is kept to requeue it).
+    """CREATE TABLE IF NOT EXISTS finished_jobs (
+        id TEXT NOT NULL, user_id TEXT NOT NULL, receipt TEXT NOT NULL, outcome TEXT NOT NULL, reason TEXT,
+        tries INTEGER NOT NULL, created_ms BIGINT NOT NULL, finished_ms BIGINT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS finished_jobs_by_id ON finished_jobs (id)",
 ]
+
+JOB_FIELDS = "id, user_id, receipt, endpoint, attempt, tries, created_ms, lease_token"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    user_id: str
+    receipt: str
+    endpoint: str
+    attempt: int
+    tries: int
+    created_ms: int
+    lease_token: str
+
+    @classmethod
+    def from_row(cls, r: tuple) -> "Job":
+        return cls(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7])
 
 
 class Ledger:
-    def __init__(self, url: Optional[str] = None, sqlite_path: str = "purchases.db"):
+    def __init__(self, url: Optional[str] = None, sqlite_path: str = "purchases.db", pool_size: int = 10):
         self.url = url if url is not None else os.environ.get("DATABASE_URL")
         self.sqlite_path = sqlite_path
         self._sqlite_lock = threading.Lock()  # SQLite allows one writer; keep it simple and explicit
-        with self.transaction() as db:
+        self._pool = _PgPool(self.url, pool_size) if self.url else None
+
+        def create(db: _Cursor) -> None:
+            if db.pg:  # processes starting together must not race on CREATE ... IF NOT EXISTS
+                db.query("SELECT pg_advisory_xact_lock(7427)", ())
             for statement in SCHEMA:
                 db.execute(statement)
+        self.run(create)
 
     @property
     def kind(self) -> str:
         return "postgresql" if self.url else "sqlite"
 
+    def close(self) -> None:
+        if self._pool:
+            self._pool.close()
+
     @contextmanager
     def transaction(self) -> Iterator["_Cursor"]:
-        if self.url:
-            import psycopg  # only needed with DATABASE_URL
-            with psycopg.connect(self.url, autocommit=False) as conn:
+        """One database transaction: committed at the end of the block, rolled back on an exception."""
+        if self._pool:
+            conn = self._pool.get()
+            try:
                 with conn.cursor() as cur:
-                    yield _Cursor(cur, "%s")
+                    yield _Cursor(cur, pg=True, conn=conn)
                 conn.commit()
+            except BaseException:
+                try:
+                    conn.rollback()
+                except Exception:
+                    pass
+                raise
+            finally:
+                self._pool.put(conn)
         else:
             with self._sqlite_lock:
                 conn = sqlite3.connect(self.sqlite_path, timeout=30, isolation_level=None)
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    yield _Cursor(conn.cursor(), "?")
+                    conn.execute("BEGIN IMMEDIATE")  # takes the write lock now: claims are atomic
+                    yield _Cursor(conn.cursor(), pg=False, conn=conn)
                     conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
                     raise
                 finally:
                     conn.close()
+
+    def run(self, work: Callable[["_Cursor"], T], tries: int = 5) -> T:
+        """Runs work(db) in one transaction. PostgreSQL may end a transaction in a deadlock; then the
+        whole of work runs again (it reads everything it decides on inside the transaction)."""
+        for attempt in range(tries):
+            try:
+                with self.transaction() as db:
+                    return work(db)
+            except Exception as e:
+                if attempt + 1 == tries or type(e).__name__ not in ("DeadlockDetected", "SerializationFailure"):
+                    raise
+        raise AssertionError("unreachable")
 
     # -- orders ---------------------------------------------------------------------------------
 
@@ -67,89 +147,250 @@ class Ledger:
             db.execute("INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES (?, ?, ?, ?)",
                        (order_id, user_id, product_id, created_ms))
 
-    def pending_orders(self, user_id: str) -> list[dict]:
-        with self.transaction() as db:
-            rows = db.query("SELECT order_id, product_id, created_ms FROM orders WHERE user_id = ? AND status = 'pending'",
-                            (user_id,))
-        return [{"order_id": r[0], "product_id": r[1], "created_ms": int(r[2])} for r in rows]
-
     def order(self, order_id: str) -> Optional[dict]:
         with self.transaction() as db:
             rows = db.query("SELECT status, transaction_id FROM orders WHERE order_id = ?", (order_id,))
         return {"status": rows[0][0], "transaction_id": rows[0][1]} if rows else None
 
-    # -- deliveries -----------------------------------------------------------------------------
-
-    def delivered_ids(self, user_id: str) -> list[str]:
+    def orders(self) -> list[dict]:
         with self.transaction() as db:
-            return [r[0] for r in db.query("SELECT transaction_id FROM deliveries WHERE user_id = ?", (user_id,))]
+            rows = db.query("SELECT order_id, user_id, product_id, status, transaction_id FROM orders ORDER BY order_id", ())
+        return [dict(zip(("order_id", "user_id", "product_id", "status", "transaction_id"), r)) for r in rows]
 
-    def apply(self, user_id: str, delivery, now_ms: int) -> tuple[list[str], list[str]]:
-        """Records a delivery plan. Returns (delivered now, revoked now); losers of a race deliver nothing."""
-        delivered, revoked = [], []
-        with self.transaction() as db:
-            for item in delivery.to_deliver:
-                inserted = db.execute(
-                    "INSERT INTO deliveries (transaction_id, original_transaction_id, product_id, user_id, quantity, delivered_ms)"
-                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (transaction_id) DO NOTHING",
-                    (item.transaction_id, item.original_transaction_id, item.product_id, user_id, item.quantity, now_ms))
-                if inserted == 1:
-                    delivered.append(item.transaction_id)
-            for item in delivery.to_revoke:
-                if db.execute("UPDATE deliveries SET revoked_ms = ? WHERE transaction_id = ? AND revoked_ms IS NULL",
-                              (now_ms, item.transaction_id)) == 1:
-                    revoked.append(item.transaction_id)
-            for match in delivery.orders:
-                if match.transaction_id:
-                    db.execute("UPDATE orders SET status = 'paid', transaction_id = ? WHERE order_id = ? AND status = 'pending'",
-                               (match.transaction_id, match.order_id))
-        return delivered, revoked
+    # -- what one user has: read and written inside one transaction -------------------------------
+
+    def user_state(self, db: "_Cursor", user_id: str) -> tuple[list[str], list[dict]]:
+        """(transaction ids already used, pending orders) for the delivery plan, as one consistent view.
+
+        On PostgreSQL the user's pending orders are locked first (oldest first, so every
+        transaction locks them in the same order): two requests of one user plan one after the
+        other, and the second sees what the first delivered. The ids include transactions that pay
+        an order without a delivery (subscriptions), so the library does not offer them again."""
+        rows = db.query("SELECT order_id, product_id, created_ms FROM orders WHERE user_id = ? AND status = 'pending'"
+                        " ORDER BY created_ms, order_id" + db.for_update, (user_id,))
+        orders = [{"order_id": r[0], "product_id": r[1], "created_ms": int(r[2])} for r in rows]
+        used = db.query("SELECT transaction_id FROM deliveries WHERE user_id = ?"
+                        " UNION SELECT transaction_id FROM orders WHERE user_id = ? AND transaction_id IS NOT NULL",
+                        (user_id, user_id))
+        return [r[0] for r in used], orders
+
+    def apply(self, db: "_Cursor", user_id: str, delivery, now_ms: int) -> tuple[list[str], list[str], dict[str, str]]:
+        """Records a delivery plan. Returns (delivered now, revoked now, {order_id: transaction_id} paid now).
+
+        An order is paid by a transaction this database transaction delivered; a transaction that
+        lost the delivery race pays nothing. Matches the library makes without a delivery (a
+        subscription purchase) are kept single by the unique index on orders.transaction_id."""
+        delivered, revoked, paid = [], [], {}
+        planned = {item.transaction_id for item in delivery.to_deliver}
+        for item in delivery.to_deliver:
+            inserted = db.execute(
+                "INSERT INTO deliveries (transaction_id, original_transaction_id, product_id, user_id, quantity, delivered_ms)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (transaction_id) DO NOTHING",
+                (item.transaction_id, item.original_transaction_id, item.product_id, user_id, item.quantity, now_ms))
+            if inserted == 1:
+                delivered.append(item.transaction_id)
+        for item in delivery.to_revoke:
+            if db.execute("UPDATE deliveries SET revoked_ms = ? WHERE transaction_id = ? AND revoked_ms IS NULL",
+                          (now_ms, item.transaction_id)) == 1:
+                revoked.append(item.transaction_id)
+        for match in delivery.orders:
+            txn = match.transaction_id
+            if not txn or (txn in planned and txn not in delivered):
+                continue
+            if db.execute_unique("UPDATE orders SET status = 'paid', transaction_id = ?"
+                                 " WHERE order_id = ? AND user_id = ? AND status = 'pending'",
+                                 (txn, match.order_id, user_id)) == 1:
+                paid[match.order_id] = txn
+        return delivered, revoked, paid
 
     def deliveries(self) -> list[dict]:
         with self.transaction() as db:
             rows = db.query("SELECT transaction_id, user_id, product_id, revoked_ms FROM deliveries ORDER BY transaction_id", ())
         return [{"transaction_id": r[0], "user_id": r[1], "product_id": r[2], "revoked_ms": r[3]} for r in rows]
 
-    # -- verifications to retry -----------------------------------------------------------------
+    # -- the work queue ---------------------------------------------------------------------------
 
-    def store_pending(self, pending_id: str, user_id: str, receipt: str, order_id: Optional[str], endpoint: str,
-                      attempt: int, next_at_ms: int, last_status: str) -> None:
-        with self.transaction() as db:
-            db.execute("DELETE FROM pending_verifications WHERE id = ?", (pending_id,))
-            db.execute("INSERT INTO pending_verifications (id, user_id, receipt, order_id, endpoint, attempt, next_at_ms, last_status)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       (pending_id, user_id, receipt, order_id, endpoint, attempt, next_at_ms, last_status))
+    def enqueue(self, db: "_Cursor", job_id: str, user_id: str, receipt: str, endpoint: str, attempt: int,
+                next_at_ms: int, now_ms: int, why: str) -> bool:
+        """Stores a verification to retry. A job already queued for the same user and receipt stays
+        as it is (a worker may hold it): the queue never has two jobs for one receipt."""
+        return db.execute(
+            "INSERT INTO verification_jobs (id, user_id, receipt, endpoint, attempt, next_at_ms, created_ms, last_status)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (job_id, user_id, receipt, endpoint, attempt, next_at_ms, now_ms, why)) == 1
 
-    def take_due(self, now_ms: int) -> list[dict]:
-        """Removes and returns the verifications due by now (a failed retry stores itself again)."""
+    def claim(self, worker: str, now_ms: int, lease_ms: int, limit: int) -> list[Job]:
+        """Leases up to `limit` due jobs, oldest due first, to `worker` until now_ms + lease_ms.
+
+        PostgreSQL: rows another worker is claiming are skipped (FOR UPDATE SKIP LOCKED), and a row
+        claimed meanwhile no longer matches `next_at_ms <= now` when it is re-read under the lock,
+        so no two workers hold one job. SQLite: the claim runs under the database write lock."""
+        token = f"{worker}/{uuid.uuid4().hex}"
+        lease_until = now_ms + lease_ms
+
+        def take(db: _Cursor) -> list[Job]:
+            if db.pg:
+                rows = db.query(
+                    "WITH due AS (SELECT id FROM verification_jobs WHERE next_at_ms <= ?"
+                    "             ORDER BY next_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED)"
+                    " UPDATE verification_jobs AS j SET lease_owner = ?, lease_token = ?, next_at_ms = ?, tries = j.tries + 1"
+                    " FROM due WHERE j.id = due.id RETURNING " + ", ".join("j." + f for f in JOB_FIELDS.split(", ")),
+                    (now_ms, limit, worker, token, lease_until))
+            else:
+                ids = [r[0] for r in db.query("SELECT id FROM verification_jobs WHERE next_at_ms <= ?"
+                                              " ORDER BY next_at_ms, id LIMIT ?", (now_ms, limit))]
+                for job_id in ids:
+                    db.execute("UPDATE verification_jobs SET lease_owner = ?, lease_token = ?, next_at_ms = ?,"
+                               " tries = tries + 1 WHERE id = ?", (worker, token, lease_until, job_id))
+                rows = db.query(f"SELECT {JOB_FIELDS} FROM verification_jobs WHERE lease_token = ?", (token,))
+            return sorted((Job.from_row(r) for r in rows), key=lambda j: j.id)
+        return self.run(take)
+
+    def hold_lease(self, db: "_Cursor", job: Job) -> bool:
+        """True while `job` is still leased to the claim that returned it; locks it for this transaction."""
+        return bool(db.query("SELECT 1 FROM verification_jobs WHERE id = ? AND lease_token = ?" + db.for_update,
+                             (job.id, job.lease_token)))
+
+    def reschedule(self, db: "_Cursor", job: Job, endpoint: str, attempt: int, next_at_ms: int, why: str) -> None:
+        """Releases the lease; the job is due again at next_at_ms."""
+        db.execute("UPDATE verification_jobs SET endpoint = ?, attempt = ?, next_at_ms = ?, last_status = ?,"
+                   " lease_owner = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?",
+                   (endpoint, attempt, next_at_ms, why, job.id, job.lease_token))
+
+    def release(self, job: Job, now_ms: int) -> None:
+        """Gives back a claimed job that was not started (the worker is stopping): due again now."""
         with self.transaction() as db:
-            rows = db.query("SELECT id, user_id, receipt, order_id, endpoint, attempt FROM pending_verifications"
-                            " WHERE next_at_ms <= ? ORDER BY next_at_ms", (now_ms,))
-            for r in rows:
-                db.execute("DELETE FROM pending_verifications WHERE id = ?", (r[0],))
-        return [dict(zip(("id", "user_id", "receipt", "order_id", "endpoint", "attempt"), r)) for r in rows]
+            db.execute("UPDATE verification_jobs SET next_at_ms = ?, lease_owner = NULL, lease_token = NULL"
+                       " WHERE id = ? AND lease_token = ?", (now_ms, job.id, job.lease_token))
+
+    def finish(self, db: "_Cursor", job: Job, outcome: str, reason: str, now_ms: int) -> None:
+        """Takes the job off the queue and keeps why it ended."""
+        db.execute("INSERT INTO finished_jobs (id, user_id, receipt, outcome, reason, tries, created_ms, finished_ms)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (job.id, job.user_id, job.receipt, outcome, reason, job.tries, job.created_ms, now_ms))
+        db.execute("DELETE FROM verification_jobs WHERE id = ? AND lease_token = ?", (job.id, job.lease_token))
+
+    def supersede(self, db: "_Cursor", job_id: str, now_ms: int) -> bool:
+        """The front settled a receipt that also waits in the queue: ends that job unless a worker
+        holds it right now (that worker then delivers nothing new and ends it itself)."""
+        rows = db.query(f"SELECT {JOB_FIELDS} FROM verification_jobs WHERE id = ?"
+                        " AND (lease_token IS NULL OR next_at_ms <= ?)" + db.for_update_skip_locked, (job_id, now_ms))
+        if not rows:
+            return False
+        job = Job.from_row(rows[0])
+        db.execute("INSERT INTO finished_jobs (id, user_id, receipt, outcome, reason, tries, created_ms, finished_ms)"
+                   " VALUES (?, ?, ?, 'superseded', 'accepted when the app sent the receipt again', ?, ?, ?)",
+                   (job.id, job.user_id, job.receipt, job.tries, job.created_ms, now_ms))
+        db.execute("DELETE FROM verification_jobs WHERE id = ?", (job.id,))
+        return True
+
+    def jobs(self) -> list[dict]:
+        with self.transaction() as db:
+            rows = db.query("SELECT id, user_id, endpoint, attempt, next_at_ms, lease_owner, tries, last_status"
+                            " FROM verification_jobs ORDER BY id", ())
+        return [dict(zip(("id", "user_id", "endpoint", "attempt", "next_at_ms", "lease_owner", "tries", "last_status"), r))
+                for r in rows]
+
+    def finished(self) -> list[dict]:
+        with self.transaction() as db:
+            rows = db.query("SELECT id, user_id, outcome, reason, tries FROM finished_jobs ORDER BY id, finished_ms", ())
+        return [dict(zip(("id", "user_id", "outcome", "reason", "tries"), r)) for r in rows]
 
     def pending_count(self) -> int:
         with self.transaction() as db:
-            return int(db.query("SELECT COUNT(*) FROM pending_verifications", ())[0][0])
+            return int(db.query("SELECT COUNT(*) FROM verification_jobs", ())[0][0])
+
+    def queue_counts(self, now_ms: int) -> dict:
+        """What an operator watches: see README.md, "What to alert on"."""
+        with self.transaction() as db:
+            total, leased, due, retried, misconfigured, oldest, oldest_due = db.query(
+                "SELECT COUNT(*),"
+                " COALESCE(SUM(CASE WHEN lease_token IS NOT NULL AND next_at_ms > ? THEN 1 ELSE 0 END), 0),"
+                " COALESCE(SUM(CASE WHEN next_at_ms <= ? THEN 1 ELSE 0 END), 0),"
+                " COALESCE(SUM(CASE WHEN tries > 0 THEN 1 ELSE 0 END), 0),"
+                " COALESCE(SUM(CASE WHEN last_status LIKE ? THEN 1 ELSE 0 END), 0),"
+                " MIN(created_ms), MIN(CASE WHEN next_at_ms <= ? THEN next_at_ms END) FROM verification_jobs",
+                (now_ms, now_ms, "fix_configuration%", now_ms))[0]
+            finished = dict(db.query("SELECT outcome, COUNT(*) FROM finished_jobs GROUP BY outcome", ()))
+        return {"pending": int(total) - int(leased), "due": int(due), "leased": int(leased), "retried": int(retried),
+                "given_up": int(finished.get("given_up", 0)), "misconfigured": int(misconfigured),
+                "oldest_pending_age_ms": max(0, now_ms - int(oldest)) if oldest is not None else 0,
+                "oldest_due_wait_ms": max(0, now_ms - int(oldest_due)) if oldest_due is not None else 0,
+                "finished": {k: int(v) for k, v in sorted(finished.items())}}
 
 
 class _Cursor:
     """One SQL dialect for both drivers: `?` placeholders, rowcount from execute."""
 
-    def __init__(self, cur, placeholder: str):
-        self.cur, self.placeholder = cur, placeholder
+    def __init__(self, cur, pg: bool, conn):
+        self.cur, self.pg, self.conn = cur, pg, conn
+        self.for_update = " FOR UPDATE" if pg else ""  # SQLite: the whole transaction holds the write lock
+        self.for_update_skip_locked = " FOR UPDATE SKIP LOCKED" if pg else ""
 
     def _sql(self, sql: str) -> str:
-        return sql if self.placeholder == "?" else sql.replace("?", "%s")
+        return sql.replace("?", "%s") if self.pg else sql
 
     def execute(self, sql: str, params: tuple = ()) -> int:
         self.cur.execute(self._sql(sql), params)
         return self.cur.rowcount
 
+    def execute_unique(self, sql: str, params: tuple) -> int:
+        """execute() inside a savepoint: a unique-key violation undoes only this statement and gives 0."""
+        if self.pg:
+            import psycopg
+            try:
+                with self.conn.transaction():
+                    return self.execute(sql, params)
+            except psycopg.errors.UniqueViolation:
+                return 0
+        self.cur.execute("SAVEPOINT unique_try")
+        try:
+            n = self.execute(sql, params)
+        except sqlite3.IntegrityError:
+            self.cur.execute("ROLLBACK TO unique_try")
+            n = 0
+        self.cur.execute("RELEASE unique_try")
+        return n
+
     def query(self, sql: str, params: tuple) -> list[tuple]:
         self.cur.execute(self._sql(sql), params)
         return list(self.cur.fetchall())
+
+
+class _PgPool:
+    """At most `size` connections per process; a thread waits for a free one."""
+
+    def __init__(self, url: str, size: int):
+        self.url, self.idle, self.lock = url, [], threading.Lock()
+        self.slots = threading.BoundedSemaphore(size)
+
+    def get(self):
+        import psycopg  # only needed with DATABASE_URL
+        self.slots.acquire()
+        try:
+            with self.lock:
+                conn = self.idle.pop() if self.idle else None
+            return conn if conn is not None and not conn.closed else psycopg.connect(self.url, autocommit=False)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def put(self, conn) -> None:
+        try:
+            from psycopg.pq import TransactionStatus
+            if conn.closed or conn.info.transaction_status != TransactionStatus.IDLE:
+                conn.close()
+            else:
+                with self.lock:
+                    self.idle.append(conn)
+        finally:
+            self.slots.release()
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.close()
 
 
 def now_ms() -> int:
