@@ -141,7 +141,10 @@ class PurchaseService:
             now = self.clock()
             if answer.kind == "accept":
                 result = self._settle(db, job.user_id, answer)
-                self.ledger.finish(db, job, "delivered", ",".join(result.get("delivered", [])) or "nothing new", now)
+                if result["status"] == "accepted":
+                    self.ledger.finish(db, job, "delivered", ",".join(result["delivered"]) or "nothing new", now)
+                else:
+                    self.ledger.finish(db, job, "rejected", f"{result['verdict']}: {result['reason']}", now)
                 return result
             if answer.kind == "reject":
                 self.ledger.finish(db, job, "rejected", f"{answer.verdict}: {answer.why}", now)
