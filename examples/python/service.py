@@ -92,7 +92,8 @@ class PurchaseService:
         if answer.kind == "accept":
             def settle(db) -> dict:
                 result = self._settle(db, user_id, answer)
-                self.ledger.supersede(db, key, self.clock())
+                if result["status"] == "accepted":
+                    self.ledger.supersede(db, key, self.clock())
                 return result
             return self.ledger.run(settle)
         if answer.kind == "reject":
