@@ -306,15 +306,27 @@ enum AttributeSet {
         var value: ArraySlice<UInt8>
     }
 
-    /// The attributes of the given types, found by a direct walk over the raw bytes without
-    /// decoding any value; nil when the bytes are not plain definite-length TLVs of that shape.
-    /// This is the only payload work done before the signature is checked, so it must cost little
-    /// per attribute whatever an attacker puts there: no allocation, no generic collection code.
+    /// Every attribute, by the direct walk; nil when the bytes are not plain definite-length TLVs
+    /// of that shape.
+    static func direct(_ bytes: ArraySlice<UInt8>) -> [Attribute]? {
+        walk(bytes, reserving: true) { _ in true }
+    }
+
+    /// The attributes of two types only, values left undecoded. This is the only payload work
+    /// done before the signature is checked, so it must cost little per attribute whatever an
+    /// attacker puts there: nothing is kept of the others.
     static func find(_ first: Int64, _ second: Int64, in bytes: ArraySlice<UInt8>) -> [Attribute]? {
+        walk(bytes, reserving: false) { $0 == first || $0 == second }
+    }
+
+    /// One walk over raw memory for both: the attributes whose type `keep` accepts.
+    @inline(__always)
+    private static func walk(_ bytes: ArraySlice<UInt8>, reserving: Bool, _ keep: (Int64) -> Bool) -> [Attribute]? {
         bytes.withUnsafeBufferPointer { p -> [Attribute]? in
             let base = bytes.startIndex
             guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return nil }
-            var found: [Attribute] = []
+            var out: [Attribute] = []
+            if reserving { out.reserveCapacity((set.end - set.start) / 12) }  // an attribute takes at least 11 bytes
             var i = set.start
             while i < set.end {
                 guard let seq = RawTLV.header(p, i, end: set.end), seq.tag == 0x30,
@@ -322,33 +334,13 @@ enum AttributeSet {
                       let v = RawTLV.header(p, t.end, end: seq.end), v.tag == 0x02,
                       let o = RawTLV.header(p, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
                       let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return nil }
-                if type == first || type == second {
-                    found.append(Attribute(type: type, version: version, value: bytes[(base + o.start)..<(base + o.end)]))
+                if keep(type) {
+                    out.append(Attribute(type: type, version: version, value: bytes[(base + o.start)..<(base + o.end)]))
                 }
                 i = seq.end
             }
-            return found
+            return out
         }
-    }
-
-    /// The direct walk; nil when the bytes are not plain definite-length TLVs of that shape.
-    static func direct(_ bytes: ArraySlice<UInt8>) -> [Attribute]? {
-        guard let set = TLV.header(bytes, bytes.startIndex, end: bytes.endIndex), set.tag == 0x31,
-              set.end == bytes.endIndex else { return nil }
-        var out: [Attribute] = []
-        out.reserveCapacity((set.end - set.start) / 12)  // an attribute takes at least 11 bytes
-        var i = set.start
-        while i < set.end {
-            guard let seq = TLV.header(bytes, i, end: set.end), seq.tag == 0x30,
-                  let t = TLV.header(bytes, seq.start, end: seq.end), t.tag == 0x02,
-                  let v = TLV.header(bytes, t.end, end: seq.end), v.tag == 0x02,
-                  let o = TLV.header(bytes, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
-                  let type = ReceiptPayloadDecoder.int64(bytes[t.start..<t.end]),
-                  let version = ReceiptPayloadDecoder.int64(bytes[v.start..<v.end]) else { return nil }
-            out.append(Attribute(type: type, version: version, value: bytes[o.start..<o.end]))
-            i = seq.end
-        }
-        return out
     }
 
     /// The reference decoding through swift-asn1 (BER), used for everything the walk declines.

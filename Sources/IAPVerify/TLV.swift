@@ -4,29 +4,19 @@
 
 enum TLV {
     /// The tag, the content range and the end of the TLV starting at `i`, which must fit before `end`.
+    /// Indices are the collection's own; the bytes must be contiguous (arrays and their slices).
     static func header<C: Collection>(_ b: C, _ i: Int, end: Int) -> (tag: UInt8, start: Int, end: Int)?
         where C.Element == UInt8, C.Index == Int {
-        guard i >= b.startIndex, i + 2 <= end, end <= b.endIndex else { return nil }
-        let tag = b[i]
-        guard tag & 0x1F != 0x1F else { return nil }
-        let first = b[i + 1]
-        var start = i + 2
-        var length = 0
-        if first >= 0x80 {
-            let n = Int(first & 0x7F)
-            guard n >= 1, n <= 4, start + n <= end else { return nil }
-            for k in 0..<n { length = length << 8 | Int(b[start + k]) }
-            start += n
-        } else {
-            length = Int(first)
-        }
-        guard length <= end - start else { return nil }
-        return (tag, start, start + length)
+        guard i >= b.startIndex, end <= b.endIndex else { return nil }
+        let base = b.startIndex
+        let found = b.withContiguousStorageIfAvailable { RawTLV.header($0, i - base, end: end - base) }
+        guard let h = found ?? nil else { return nil }
+        return (h.tag, h.start + base, h.end + base)
     }
 }
 
-/// The same header reader over raw memory, for walks whose cost an attacker chooses (the payload
-/// walk before the signature check): indices are offsets from the buffer's start.
+/// The header reader over raw memory, for walks whose cost an attacker chooses (the payload walk
+/// before the signature check): indices are offsets from the buffer's start.
 enum RawTLV {
     @inline(__always)
     static func header(_ b: UnsafeBufferPointer<UInt8>, _ i: Int, end: Int) -> (tag: UInt8, start: Int, end: Int)? {
