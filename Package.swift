@@ -29,13 +29,17 @@ let package = Package(
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        // Include/iapverify.h as a module: the C boundary builds against the header it implements.
+        .systemLibrary(name: "CIAPVerifyHeader"),
         .target(
             name: "IAPVerify",
-            dependencies: ["COpenSSL", "CJansson", .product(name: "SwiftASN1", package: "swift-asn1")]
+            dependencies: ["COpenSSL", "CJansson", .product(name: "SwiftASN1", package: "swift-asn1")],
+            exclude: ["README.md"] + ["Receipt", "Trust", "Policy", "VerifyReceipt", "StoreKit2", "Entitlements", "JSON",
+                                      "Encoding", "Verifier"].map { "\($0)/README.md" }
         ),
         .target(
             name: "IAPVerifyC",
-            dependencies: ["IAPVerify"],
+            dependencies: ["IAPVerify", "CIAPVerifyHeader"],
             exclude: ["exports.map"],
             linkerSettings: cABILinkerSettings
         ),

@@ -14,6 +14,9 @@
  *   - Threads: an iapv_verifier is immutable and may be used by any number of threads at once.
  *     An iapv_result belongs to one caller; read it from one thread at a time. Do not free a
  *     handle while another thread still uses it.
+ *
+ * The manual (every config key, option, verdict and result field) is in docs/ of the source
+ * tree: docs/README.md lists its pages.
  */
 #ifndef IAPVERIFY_H
 #define IAPVERIFY_H
@@ -26,6 +29,12 @@ extern "C" {
 #endif
 
 /* ---- version ---------------------------------------------------------------------------- */
+
+/* The library version: the one place it is written (the Makefile and the bindings read it here). */
+#define IAPV_VERSION_MAJOR  0
+#define IAPV_VERSION_MINOR  1
+#define IAPV_VERSION_PATCH  0
+#define IAPV_VERSION_STRING "0.1.0"
 
 #define IAPV_ABI_VERSION 1
 
@@ -50,12 +59,17 @@ typedef int32_t iapv_status;
  * Static storage; never free it. Thread-safe. */
 const char *iapv_status_name(iapv_status s);
 
+/* The size of iapv_error.message, NUL included. Bindings that allocate an iapv_error read it
+ * from iapv_error_message_size() so that they follow the loaded library. */
+#define IAPV_ERROR_MESSAGE_SIZE 248
+size_t iapv_error_message_size(void);
+
 /* Caller-allocated error details. May be NULL wherever it is accepted. Written only when the
  * status is not IAPV_OK; message is always NUL-terminated UTF-8 and says what to fix. */
 typedef struct iapv_error {
     int32_t  code;          /* the same iapv_status the call returned */
     uint32_t reserved;
-    char     message[248];
+    char     message[IAPV_ERROR_MESSAGE_SIZE];
 } iapv_error;
 
 /* ---- handles ---------------------------------------------------------------------------- */
@@ -63,7 +77,7 @@ typedef struct iapv_error {
 typedef struct iapv_verifier iapv_verifier;   /* immutable, shareable across threads */
 typedef struct iapv_result   iapv_result;     /* per call, owned by the caller */
 
-/* Builds a verifier from a JSON config (SPEC §4.1). config_json need not be NUL-terminated.
+/* Builds a verifier from a JSON config (docs: the config). config_json need not be NUL-terminated.
  * On success *out receives a handle to release with iapv_verifier_free; on failure *out is
  * NULL and the status is IAPV_E_CONFIG (with a message naming the key) or another error.
  * Thread-safe. */
@@ -76,7 +90,7 @@ void iapv_verifier_free(iapv_verifier *v);
 /* ---- calls ------------------------------------------------------------------------------ */
 
 /* Verifies an App Store app receipt: DER, or base64 (standard or URL-safe alphabet, padding
- * optional, whitespace ignored). options_json holds per-call options (SPEC §4.2) and may be
+ * optional, whitespace ignored). options_json holds per-call options (docs: the options) and may be
  * NULL with options_len 0. now_ms is the caller's trusted time.
  * Returns IAPV_OK with *out set to a result whose verdict says what the receipt is worth, or an
  * error status with *out NULL: IAPV_E_TOO_LARGE over max_input_bytes, IAPV_E_INVALID_ARGUMENT
@@ -86,7 +100,7 @@ iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, 
                                 const char *options_json, size_t options_len, int64_t now_ms,
                                 iapv_result **out, iapv_error *err);
 
-/* Interprets the JSON body a host got back from Apple's /verifyReceipt (SPEC §6). Pass
+/* Interprets the JSON body a host got back from Apple's /verifyReceipt (docs: responses). Pass
  * options {"endpoint":"production"|"sandbox","attempt":N} saying where the body came from.
  * The result carries "status", "action" (accept, retry_sandbox, retry_production, retry_later,
  * give_up, fix_configuration, reject), "retry_after_ms", and for an accepted body the
@@ -99,7 +113,7 @@ iapv_status iapv_interpret_response(const iapv_verifier *v, const uint8_t *body,
                                     iapv_result **out, iapv_error *err);
 
 /* Computes entitlements, purchases and the delivery plan from
- * {"transactions":[...],"renewal_info":[...]} (SPEC §7), as the host stores them. The verdict
+ * {"transactions":[...],"renewal_info":[...]} (docs: the entitlement input), as the host stores them. The verdict
  * is "valid" when the input has that shape and "malformed" otherwise.
  * Thread-safe; the input is read only during the call. */
 iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *input_json, size_t len,
@@ -125,7 +139,7 @@ const char *iapv_result_verdict(const iapv_result *r);
 /* 1 when the verdict is "valid", else 0 (also for NULL). */
 int iapv_result_is_valid(const iapv_result *r);
 
-/* The result as UTF-8 JSON (SPEC §5.2, §6, §7.3), NUL-terminated; its length (without the NUL) goes to
+/* The result as UTF-8 JSON (docs: the results), NUL-terminated; its length (without the NUL) goes to
  * *len_out when len_out is not NULL. Borrowed from r; NULL if r is NULL. */
 const char *iapv_result_json(const iapv_result *r, size_t *len_out);
 

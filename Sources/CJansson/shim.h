@@ -3,5 +3,5 @@
 #define IAPV_CJANSSON_SHIM_H
 #include <jansson.h>
 
-static inline int iapv_json_type(const json_t *j) { return j ? (int)j->type : -1; }
+static inline int cjansson_type(const json_t *j) { return j ? (int)j->type : -1; }
 #endif

@@ -5,12 +5,9 @@
 // `ResultBox` whose strings stay valid until `iapv_result_free`. Nothing here traps: every
 // pointer is optional and checked, and failures become statuses.
 
+import CIAPVerifyHeader
 import Glibc
 import IAPVerify
-
-/// The C-visible layout of `iapv_error`: int32 code, uint32 reserved, char message[248].
-private let errorMessageOffset = 8
-private let errorMessageCapacity = 248
 
 /// A finished result, copied into malloc'd, NUL-terminated C strings.
 final class ResultBox {
@@ -43,19 +40,22 @@ final class ResultBox {
     }
 }
 
+/// Fills the caller's `iapv_error`, whose layout comes from the public header itself.
 private func writeError(_ err: UnsafeMutableRawPointer?, _ status: StatusCode, _ message: String) {
     guard let err else { return }
-    err.storeBytes(of: status.rawValue, toByteOffset: 0, as: Int32.self)
-    err.storeBytes(of: UInt32(0), toByteOffset: 4, as: UInt32.self)
-    let dst = err.advanced(by: errorMessageOffset).assumingMemoryBound(to: UInt8.self)
-    var n = 0
-    // Copy whole UTF-8 scalars only, leaving room for the terminator.
-    for scalar in message.unicodeScalars {
-        let utf8 = Array(String(scalar).utf8)
-        if n + utf8.count > errorMessageCapacity - 1 { break }
-        for b in utf8 { dst[n] = b; n += 1 }
+    let e = err.bindMemory(to: iapv_error.self, capacity: 1)
+    e.pointee.code = status.rawValue
+    e.pointee.reserved = 0
+    withUnsafeMutableBytes(of: &e.pointee.message) { dst in
+        var n = 0
+        // Copy whole UTF-8 scalars only, leaving room for the terminator.
+        for scalar in message.unicodeScalars {
+            let utf8 = Array(String(scalar).utf8)
+            if n + utf8.count > dst.count - 1 { break }
+            for b in utf8 { dst[n] = b; n += 1 }
+        }
+        dst[n] = 0
     }
-    dst[n] = 0
 }
 
 private func fail(_ err: UnsafeMutableRawPointer?, _ failure: IAPVFailure) -> Int32 {
@@ -82,14 +82,21 @@ private func box(_ r: OpaquePointer?) -> ResultBox? {
 // MARK: - Version and status
 
 @_cdecl("iapv_abi_version")
-public func iapv_abi_version() -> UInt32 { 1 }
+public func iapv_abi_version() -> UInt32 { UInt32(IAPV_ABI_VERSION) }
 
-private let versionString: StaticString = "0.1.0"
+/// The header's IAPV_VERSION_STRING, copied once into static C storage.
+nonisolated(unsafe) private let versionString: UnsafePointer<CChar> = {
+    let text = Array(IAPV_VERSION_STRING.utf8CString)
+    let p = UnsafeMutablePointer<CChar>.allocate(capacity: text.count)
+    p.initialize(from: text, count: text.count)
+    return UnsafePointer(p)
+}()
 
 @_cdecl("iapv_version_string")
-public func iapv_version_string() -> UnsafePointer<CChar> {
-    UnsafeRawPointer(versionString.utf8Start).assumingMemoryBound(to: CChar.self)
-}
+public func iapv_version_string() -> UnsafePointer<CChar> { versionString }
+
+@_cdecl("iapv_error_message_size")
+public func iapv_error_message_size() -> Int { MemoryLayout.size(ofValue: iapv_error().message) }
 
 private let statusNames: [Int32: StaticString] = [
     0: "IAPV_OK", -1: "IAPV_E_INVALID_ARGUMENT", -2: "IAPV_E_CONFIG", -3: "IAPV_E_TOO_LARGE",

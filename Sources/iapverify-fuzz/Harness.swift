@@ -2,7 +2,7 @@
 // config, options, jws. Any trap is a finding; so is the receipt target's differential oracle:
 // whatever the cached path calls valid, OpenSSL's PKCS7_verify path must call valid too.
 import Glibc
-import IAPVerify
+@_spi(Testing) import IAPVerify
 
 enum Harness {
     enum Target: String { case receipt, response, entitlements, config, options, jws }

@@ -2,7 +2,7 @@
 
 import Foundation
 import XCTest
-@testable import IAPVerify
+@_spi(Testing) @testable import IAPVerify
 
 enum Fixtures {
     static let root: URL = Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
@@ -73,3 +73,14 @@ extension Verifier {
 
 let jan2030: Int64 = 1_893_456_000_000
 let day: Int64 = 86_400_000
+
+extension XCTestCase {
+    /// A file of the repository, found from this source file's path (Support.swift sits at
+    /// Tests/IAPVerifyTests/).
+    static func repositoryFile(_ relative: String) -> String {
+        let source: String = #filePath  // this file, not the caller's
+        var parts = source.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return (parts + [Substring(relative)]).joined(separator: "/")
+    }
+}

@@ -1,0 +1,62 @@
+// Base64 in and out, through OpenSSL's block codec. Receipts arrive as standard or URL-safe
+// base64, with or without padding, often wrapped in lines; this layer normalises that first.
+
+import COpenSSL
+
+enum Base64 {
+    /// Decodes permissive base64: whitespace is skipped, `-`/`_` map to `+`/`/`, padding is optional.
+    /// Returns nil for any other character or an impossible length.
+    static func decode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        var clean: [UInt8] = []
+        clean.reserveCapacity(input.count + 3)
+        var padding = 0
+        for b in input {
+            switch b {
+            case UInt8(ascii: " "), 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "="):
+                padding += 1
+                continue
+            case UInt8(ascii: "-"): clean.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): clean.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                if padding > 0 { return nil }  // data after '='
+                clean.append(b)
+            default:
+                return nil
+            }
+        }
+        guard !clean.isEmpty, padding <= 2 else { return nil }
+        let remainder = clean.count % 4
+        guard remainder != 1 else { return nil }
+        let added = remainder == 0 ? 0 : 4 - remainder
+        if padding != 0 && padding != added { return nil }
+        for _ in 0..<added { clean.append(UInt8(ascii: "=")) }
+        guard clean.count < Int(Int32.max) else { return nil }
+        var out = [UInt8](repeating: 0, count: clean.count / 4 * 3)
+        let n = out.withUnsafeMutableBufferPointer { o in
+            clean.withUnsafeBufferPointer { i in
+                EVP_DecodeBlock(o.baseAddress, i.baseAddress, Int32(i.count))
+            }
+        }
+        guard n >= 0, Int(n) >= added else { return nil }
+        out.removeLast(out.count - (Int(n) - added))
+        return out
+    }
+
+    static func decode(_ input: [UInt8]) -> [UInt8]? {
+        input.withUnsafeBytes { decode($0) }
+    }
+
+    /// Standard base64 with padding.
+    static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let input = Array(bytes)
+        if input.isEmpty { return "" }
+        var out = [UInt8](repeating: 0, count: (input.count + 2) / 3 * 4 + 1)
+        let n = out.withUnsafeMutableBufferPointer { o in
+            input.withUnsafeBufferPointer { i in EVP_EncodeBlock(o.baseAddress, i.baseAddress, Int32(i.count)) }
+        }
+        return String(decoding: out.prefix(Int(max(0, n))), as: UTF8.self)
+    }
+}
+

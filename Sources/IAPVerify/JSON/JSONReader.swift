@@ -1,0 +1,124 @@
+// Reading JSON input (config, options, later responses) through Jansson.
+// A JSONDocument owns the parsed tree; JSONValue is a borrowed view that must not outlive it.
+
+import CJansson
+
+/// A parsed JSON document. Owns the Jansson tree and frees it on deinit.
+final class JSONDocument {
+    let root: JSONValue
+
+    /// Parses `bytes` strictly: duplicate keys and NUL characters are rejected.
+    /// - Parameter what: names the input in error messages ("config", "options").
+    init(bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) throws(IAPVFailure) {
+        var error = json_error_t()
+        let flags = Int(JSON_REJECT_DUPLICATES)
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            throw IAPVFailure(status, "\(what): empty input; expected a JSON object")
+        }
+        guard let parsed = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count, flags, &error) else {
+            let text = withUnsafeBytes(of: error.text) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            throw IAPVFailure(status, "\(what): invalid JSON at line \(error.line), column \(error.column): \(text)")
+        }
+        root = JSONValue(raw: parsed)
+    }
+
+    deinit { json_decref(root.raw) }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) -> Result<JSONDocument, IAPVFailure> {
+        do {
+            return .success(try JSONDocument(bytes: bytes, what: what, status: status))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// A borrowed JSON value inside a `JSONDocument`.
+struct JSONValue {
+    let raw: UnsafeMutablePointer<json_t>
+
+    enum Kind { case object, array, string, integer, real, bool, null }
+
+    var kind: Kind {
+        switch cjansson_type(raw) {
+        case Int32(JSON_OBJECT.rawValue): return .object
+        case Int32(JSON_ARRAY.rawValue): return .array
+        case Int32(JSON_STRING.rawValue): return .string
+        case Int32(JSON_INTEGER.rawValue): return .integer
+        case Int32(JSON_REAL.rawValue): return .real
+        case Int32(JSON_TRUE.rawValue), Int32(JSON_FALSE.rawValue): return .bool
+        default: return .null
+        }
+    }
+
+    var typeName: String {
+        switch kind {
+        case .object: return "an object"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .real: return "a real number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        }
+    }
+
+    var isNull: Bool { kind == .null }
+
+    var string: String? {
+        guard kind == .string, let p = json_string_value(raw) else { return nil }
+        let n = json_string_length(raw)
+        return p.withMemoryRebound(to: UInt8.self, capacity: n) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+        }
+    }
+
+    var integer: Int64? { kind == .integer ? Int64(json_integer_value(raw)) : nil }
+    var bool: Bool? { kind == .bool ? (cjansson_type(raw) == Int32(JSON_TRUE.rawValue)) : nil }
+    var real: Double? { kind == .real ? json_real_value(raw) : nil }
+
+    /// The array elements, or nil when this is not an array.
+    var array: [JSONValue]? {
+        guard kind == .array else { return nil }
+        let n = json_array_size(raw)
+        var out: [JSONValue] = []
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            if let item = json_array_get(raw, i) { out.append(JSONValue(raw: item)) }
+        }
+        return out
+    }
+
+    /// The object members in document order, or nil when this is not an object.
+    var members: [(key: String, value: JSONValue)]? {
+        guard kind == .object else { return nil }
+        var out: [(key: String, value: JSONValue)] = []
+        var iter = json_object_iter(raw)
+        while let it = iter {
+            if let k = json_object_iter_key(it), let v = json_object_iter_value(it) {
+                let len = json_object_iter_key_len(it)
+                let key = k.withMemoryRebound(to: UInt8.self, capacity: len) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: len), as: UTF8.self)
+                }
+                out.append((key, JSONValue(raw: v)))
+            }
+            iter = json_object_iter_next(raw, it)
+        }
+        return out
+    }
+
+    /// Lookup by a literal key: no String bridging on the hot path.
+    subscript(literal key: StaticString) -> JSONValue? {
+        guard kind == .object else { return nil }
+        let name = UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self)
+        guard let v = json_object_get(raw, name) else { return nil }
+        return JSONValue(raw: v)
+    }
+
+    subscript(key: String) -> JSONValue? {
+        guard kind == .object, let v = json_object_get(raw, key) else { return nil }
+        return JSONValue(raw: v)
+    }
+}

@@ -1,0 +1,59 @@
+// The outcome of one receipt verification: verdict, per-check states and what was decoded.
+
+public enum CheckState: String, Sendable {
+    case ok
+    case failed
+    case skipped
+    case notRun = "not_run"
+    /// The check was deliberately not performed (bundle_id "*").
+    case notChecked = "not_checked"
+}
+
+/// The receipt checks 2–13, in order. An enum, so a mistyped check does not compile.
+public enum ReceiptCheck: String, CaseIterable, Sendable {
+    case structure, algorithm, payload, chain, signer, signature, environment
+    case bundleID = "bundle_id"
+    case bundleVersion = "bundle_version"
+    case device, expiration, age
+
+    var index: Int { ReceiptCheck.allCases.firstIndex(of: self)! }
+}
+
+public struct ReceiptReport: Sendable {
+    /// Undecided until the last check passes or one fails; an undecided report is never valid.
+    public private(set) var judgement = Judgement.undecided
+    public private(set) var checks: [CheckState] = Array(repeating: .notRun, count: ReceiptCheck.allCases.count)
+    public internal(set) var payload: ReceiptPayload?
+    /// True once the whole payload was decoded: after check 7 passed, or by `inspect`. Before
+    /// that only the receipt type and creation date are read, and no purchase is reported.
+    public internal(set) var payloadIsComplete = false
+    public internal(set) var digest: DigestAlgorithm?
+    public internal(set) var scheme: SignatureScheme?
+    /// The validated path, leaf first; empty unless check 5 passed.
+    public internal(set) var chain: [CertificateSummary] = []
+    /// What the receipt grants at the call's `now`; nil unless the verdict is valid.
+    public internal(set) var entitlements: EntitlementReport?
+
+    public var verdict: Verdict { judgement.verdict }
+    public var isValid: Bool { judgement.verdict == .valid }
+    /// Decoded fields are trusted only for a valid receipt whose signature was checked.
+    public var trusted: Bool { isValid && state(.signature) == .ok }
+
+    public init() {}
+
+    public func state(_ check: ReceiptCheck) -> CheckState { checks[check.index] }
+
+    mutating func mark(_ check: ReceiptCheck, _ state: CheckState) { checks[check.index] = state }
+
+    /// Records the failing check and the verdict; later checks stay `not_run`.
+    mutating func fail(_ check: ReceiptCheck, _ verdict: Verdict, _ reason: String) {
+        mark(check, .failed)
+        judgement = Judgement(verdict, reason)
+    }
+
+    /// The only way to `valid`: every check ran and none failed.
+    mutating func pass(_ reason: String) {
+        guard judgement.isUndecided, !checks.contains(.failed), !checks.contains(.notRun) else { return }
+        judgement = Judgement(.valid, reason)
+    }
+}

@@ -1,0 +1,114 @@
+// The result JSON of SPEC §5.2 for a receipt report.
+
+extension ReceiptReport {
+    /// The full result document.
+    public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil) -> [UInt8] {
+        var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
+        w.beginObject()
+        w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
+        w.field("reason", verdictOverride?.reason ?? judgement.reason)
+        w.key("checks")
+        w.beginObject()
+        for check in ReceiptCheck.allCases { w.key(check.rawValue); w.string(state(check).rawValue) }
+        w.endObject()
+        w.key("receipt")
+        if let payload { writeReceipt(payload, into: &w) } else { w.null() }
+        if let entitlements, isValid {
+            entitlements.writeMembers(into: &w)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    private func writeReceipt(_ p: ReceiptPayload, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("trusted", trusted)
+        w.field("environment", ReceiptEnvironment(appleName: p.receiptType)?.rawValue)
+        w.field("receipt_type", p.receiptType)
+        guard payloadIsComplete else {
+            // Decided before the signature was checked: only what picked the validation time.
+            w.field("creation_date_ms", p.creationDateMs)
+            w.endObject()
+            return
+        }
+        w.field("bundle_id", p.bundleID)
+        w.field("app_version", p.appVersion)
+        w.field("original_app_version", p.originalAppVersion)
+        w.field("creation_date_ms", p.creationDateMs)
+        w.field("expiration_date_ms", p.expirationDateMs)
+        w.field("original_purchase_date_ms", p.originalPurchaseDateMs)
+        w.field("attribute_8_date_ms", p.attribute8DateMs)
+        w.field("app_item_id", p.appItemID)
+        w.field("download_id", p.downloadID)
+        w.field("version_external_identifier", p.versionExternalIdentifier)
+        w.key("opaque_value_base64")
+        if let v = p.opaqueValue { w.base64(v) } else { w.null() }
+        w.key("sha1_hash_base64")
+        if let v = p.sha1Hash { w.base64(v) } else { w.null() }
+        w.key("signing")
+        w.beginObject()
+        w.field("digest", digest?.rawValue)
+        w.field("signature", scheme?.rawValue)
+        w.key("chain")
+        CertificateSummary.write(chain, into: &w)
+        w.endObject()
+        w.key("in_app")
+        w.beginArray()
+        for t in p.inApp {
+            w.beginObject()
+            w.field("quantity", t.quantity)
+            w.field("product_id", t.productID)
+            w.field("transaction_id", t.transactionID)
+            w.field("original_transaction_id", t.originalTransactionID)
+            w.field("purchase_date_ms", t.purchaseDateMs)
+            w.field("original_purchase_date_ms", t.originalPurchaseDateMs)
+            w.field("expires_date_ms", t.expiresDateMs)
+            w.field("cancellation_date_ms", t.cancellationDateMs)
+            w.field("web_order_line_item_id", t.webOrderLineItemID)
+            w.field("is_trial_period", t.isTrialPeriod ?? false)
+            w.field("is_in_intro_offer_period", t.isInIntroOfferPeriod ?? false)
+            w.field("promotional_offer_id", t.promotionalOfferID)
+            w.field("product_type", t.productType)
+            if !t.unknownAttributes.isEmpty {
+                w.key("unknown_attributes")
+                Self.writeUnknown(t.unknownAttributes, into: &w)
+            }
+            w.endObject()
+        }
+        w.endArray()
+        w.key("unknown_attributes")
+        Self.writeUnknown(p.unknownAttributes, into: &w)
+        w.endObject()
+    }
+
+    private static func writeUnknown(_ list: [UnknownAttribute], into w: inout JSONWriter) {
+        w.beginArray()
+        for a in list {
+            w.beginObject()
+            w.field("type", a.type)
+            w.field("version", a.version)
+            w.key("value_base64")
+            w.base64(a.value)
+            w.endObject()
+        }
+        w.endArray()
+    }
+}
+
+extension CertificateSummary {
+    /// A verified chain, leaf first, as every result prints it.
+    static func write(_ chain: [CertificateSummary], into w: inout JSONWriter) {
+        w.beginArray()
+        for c in chain {
+            w.beginObject()
+            w.field("subject", c.subject)
+            w.field("not_before_ms", c.notBeforeMs)
+            w.field("not_after_ms", c.notAfterMs)
+            w.field("sha256", c.sha256)
+            w.endObject()
+        }
+        w.endArray()
+    }
+}

@@ -1,0 +1,267 @@
+// The receipt checks, in order; the first failure decides the verdict. Checks 2–7 run on the
+// fast path here (own DER walk, verified-chain cache); ReceiptReferencePath.swift holds the
+// OpenSSL PKCS7_verify path the fast one is tested against. Checks 8–13 are shared.
+
+import COpenSSL
+
+extension Verifier {
+    /// Verifies a receipt (DER or base64) at `nowMs`.
+    /// A non-valid verdict is a normal return; a thrown `IAPVFailure` means the call could not answer.
+    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
+                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
+        try verifyReceipt(input, options: options, nowMs: nowMs, path: .cached)
+    }
+
+    /// The same from any byte collection (a Swift server's `[UInt8]`, `ArraySlice`, ...).
+    public func verifyReceipt(_ bytes: some Collection<UInt8>, options: CallOptions = CallOptions(),
+                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
+        let copy = Array(bytes)
+        let result = copy.withUnsafeBytes { raw in
+            Result { () throws(IAPVFailure) -> ReceiptReport in try verifyReceipt(raw, options: options, nowMs: nowMs) }
+        }
+        return try result.get()
+    }
+
+    /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
+    @_spi(Testing)
+    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
+                              nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
+        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        if config.deviceCheck == .required, options.deviceID == nil {
+            throw .argument("device_check is \"required\" but the call passed no options.device_id")
+        }
+        // Check 1: size, before any parsing.
+        guard input.count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the receipt is \(input.count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+        var report = ReceiptReport()
+        guard let der = Self.receiptBytes(input) else {
+            report.fail(.structure, .malformed, input.isEmpty
+                ? "the receipt is empty"
+                : "the receipt is neither DER nor base64")
+            return report
+        }
+        let proceed: Bool
+        switch path {
+        case .cached: proceed = cachedCryptoChecks(der, &report)
+        case .reference: proceed = referenceCryptoChecks(der, &report)
+        }
+        if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
+        if report.isValid, let payload = report.payload {
+            report.entitlements = EntitlementEngine.evaluate(
+                transactions: payload.inApp.compactMap(Transaction.init), renewals: options.renewalInfo,
+                catalog: config.products, grace: config.gracePeriod, nowMs: nowMs,
+                delivered: options.deliveredTransactionIDs, orders: options.orders)
+        }
+        return report
+    }
+
+    /// DER passes through; anything else must be base64.
+    static func receiptBytes(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard !input.isEmpty else { return nil }
+        if input.count >= 2, input[0] == 0x30, input[1] >= 0x80 { return Array(input) }
+        if let decoded = Base64.decode(input), !decoded.isEmpty { return decoded }
+        return input[0] == 0x30 ? Array(input) : nil
+    }
+
+    /// Check 4's second half and the Xcode rule, shared by both paths. Returns false to stop.
+    /// Only the receipt type and creation date are read here: the rest of the payload is
+    /// untrusted until the signature is checked (see `decodeSignedPayload`).
+    func acceptPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
+        let payload: ReceiptPayload
+        do {
+            payload = try ReceiptPayloadDecoder.header(content)
+        } catch {
+            guard case .malformed(let why) = error else { return false }
+            report.fail(.payload, .malformed, why)
+            return false
+        }
+        report.payload = payload
+        guard payload.creationDateMs != nil else {
+            report.fail(.payload, .malformed, "the payload has no receipt creation date (attribute 12)")
+            return false
+        }
+        report.mark(.payload, .ok)
+        if payload.receiptType == "Xcode", !config.xcodeAccept {
+            report.fail(.environment, .environmentRejected, "this is an Xcode StoreKit-testing receipt; set xcode.accept to accept it")
+            return false
+        }
+        return true
+    }
+
+    /// After check 7: the whole payload, now known to be Apple's, decoded for checks 8–13.
+    func decodeSignedPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
+        do {
+            report.payload = try ReceiptPayloadDecoder.decode(content)
+            report.payloadIsComplete = true
+            return true
+        } catch {
+            guard case .malformed(let why) = error else { return false }
+            report.fail(.payload, .malformed, why)
+            return false
+        }
+    }
+
+    func isXcode(_ report: ReceiptReport) -> Bool { report.payload?.receiptType == "Xcode" }
+
+    func anchorsFor(_ report: ReceiptReport) -> TrustAnchors {
+        isXcode(report) ? (xcodeAnchors ?? anchors) : anchors
+    }
+
+    // MARK: - Cached path
+
+    private func cachedCryptoChecks(_ der: [UInt8], _ report: inout ReceiptReport) -> Bool {
+        let envelope: SignedDataEnvelope
+        do {
+            envelope = try SignedDataParser.parse(der)
+        } catch {
+            switch error {
+            case .malformed(let why): report.fail(.structure, .malformed, why)
+            case .unsupportedAlgorithm(let why):
+                report.mark(.structure, .ok)
+                report.fail(.algorithm, .unsupportedAlgorithm, why)
+            }
+            return false
+        }
+        report.mark(.structure, .ok)
+        report.mark(.algorithm, .ok)
+        report.digest = envelope.signer.digest
+        report.scheme = envelope.signer.scheme?.0
+        guard acceptPayload(envelope.content, &report), let created = report.payload?.creationDateMs else { return false }
+
+        let xcode = isXcode(report)
+        let key = ChainKey(xcode ? .xcodeReceipt : .receipt, signer: envelope.signer.identifier, certificates: envelope.certificatesField)
+        let verified: VerifiedChain
+        if let hit = cache.lookup(key) {
+            if let bad = hit.firstInvalid(at: created) {
+                report.fail(.chain, .untrustedChain,
+                            "\(bad.subject) is not valid at the receipt creation date (\(RFC3339.format(created)))")
+                return false
+            }
+            verified = hit
+        } else {
+            guard let fresh = validateEmbeddedChain(envelope, created: created, xcode: xcode, &report) else { return false }
+            cache.insert(key, fresh)
+            verified = fresh
+        }
+        report.mark(.chain, .ok)
+        report.mark(.signer, xcode ? .skipped : .ok)
+        report.chain = verified.summaries
+        if case .failure(let f) = SignatureCheck.verify(envelope: envelope, key: verified.leafKey) {
+            report.fail(.signature, .signatureInvalid, f.message)
+            return false
+        }
+        report.mark(.signature, .ok)
+        return decodeSignedPayload(envelope.content, &report)
+    }
+
+    /// A cache miss: decode the embedded certificates and validate them with OpenSSL.
+    private func validateEmbeddedChain(_ envelope: SignedDataEnvelope, created: Int64, xcode: Bool,
+                                       _ report: inout ReceiptReport) -> VerifiedChain? {
+        var certs: [X509Certificate] = []
+        for der in envelope.certificates {
+            guard let c = X509Certificate(der: der) else {
+                report.fail(.structure, .malformed, "an embedded certificate cannot be decoded")
+                return nil
+            }
+            certs.append(c)
+        }
+        guard let index = ChainValidator.signerIndex(envelope.signer, in: certs) else {
+            report.fail(.chain, .untrustedChain, "the signer's certificate is not embedded in the receipt")
+            return nil
+        }
+        do {
+            let chain = try ChainValidator.validate(signer: certs[index], untrusted: certs, anchors: anchorsFor(report),
+                                                    atMs: created, applePolicy: !xcode)
+            guard let verified = VerifiedChain(chain) else {
+                report.fail(.chain, .untrustedChain, "the validated chain has an unreadable certificate")
+                return nil
+            }
+            return verified
+        } catch {
+            recordChainFailure(error, &report)
+            return nil
+        }
+    }
+
+    func recordChainFailure(_ error: ChainFailure, _ report: inout ReceiptReport) {
+        switch error {
+        case .untrusted(let why): report.fail(.chain, .untrustedChain, why)
+        case .notAppleSigner(let why):
+            report.mark(.chain, .ok)
+            report.fail(.signer, .notAppleSigner, why)
+        }
+    }
+
+    // MARK: - Checks 8–13
+
+    private func policyChecks(options: CallOptions, nowMs: Int64, _ report: inout ReceiptReport) {
+        guard let payload = report.payload else { return }
+        // 8: environment
+        guard let env = ReceiptEnvironment(appleName: payload.receiptType) else {
+            report.fail(.environment, .environmentRejected,
+                        "the receipt type \(payload.receiptType.map { "\"\($0)\"" } ?? "(absent)") is not a known environment")
+            return
+        }
+        guard config.environments.contains(env) else {
+            report.fail(.environment, .environmentRejected,
+                        "the receipt is from \(env.rawValue), which the config's environments do not accept")
+            return
+        }
+        report.mark(.environment, .ok)
+        // 9: bundle id, exact bytes
+        switch config.checkBundle(payload.bundleIDBytes, display: payload.bundleID, what: "receipt") {
+        case .notChecked: report.mark(.bundleID, .notChecked)
+        case .matches: report.mark(.bundleID, .ok)
+        case .mismatch(let why):
+            report.fail(.bundleID, .bundleMismatch, why)
+            return
+        }
+        // 10: app version
+        if let versions = config.bundleVersions {
+            guard let v = payload.appVersion, versions.contains(v) else {
+                report.fail(.bundleVersion, .versionMismatch,
+                            "the app version \(payload.appVersion.map { "\"\($0)\"" } ?? "(absent)") is not in bundle_versions")
+                return
+            }
+            report.mark(.bundleVersion, .ok)
+        } else {
+            report.mark(.bundleVersion, .skipped)
+        }
+        // 11: device hash
+        if config.deviceCheck != .off, let device = options.deviceID {
+            guard let opaque = payload.opaqueValue, let bundle = payload.bundleIDValue, let expected = payload.sha1Hash,
+                  Digest.sha1(device + opaque + bundle) == expected else {
+                report.fail(.device, .deviceMismatch, "the receipt was not issued to this device (attribute 5 hash differs)")
+                return
+            }
+            report.mark(.device, .ok)
+        } else {
+            report.mark(.device, .skipped)
+        }
+        // 12: receipt expiration
+        if let expires = payload.expirationDateMs {
+            guard nowMs < expires else {
+                report.fail(.expiration, .receiptExpired, "the receipt expired at \(RFC3339.format(expires))")
+                return
+            }
+            report.mark(.expiration, .ok)
+        } else {
+            report.mark(.expiration, .skipped)
+        }
+        // 13: maximum age
+        if let maxAge = config.maxReceiptAgeMs, let created = payload.creationDateMs {
+            let (oldest, overflow) = nowMs.subtractingReportingOverflow(maxAge)
+            guard overflow || created >= oldest else {
+                report.fail(.age, .stale, "the receipt was created at \(RFC3339.format(created)), more than max_receipt_age_ms ago")
+                return
+            }
+            report.mark(.age, .ok)
+        } else {
+            report.mark(.age, .skipped)
+        }
+        report.pass(config.bundleID == "*"
+            ? "the receipt is signed by Apple (bundle id not checked: the config accepts any app)"
+            : "the receipt is signed by Apple and matches the configured app")
+    }
+}

@@ -1,0 +1,250 @@
+// StoreKit 2 signed data (SPEC §11): compact JWS signed with ES256 by Apple, chained through the
+// x5c header to Apple Root CA - G3 (from config, never from the token) and checked at the
+// payload's signedDate. Transactions, renewal infos, app transactions and App Store Server
+// Notifications V2 (whose nested signed data is verified too) share this path.
+
+import COpenSSL
+
+public enum JWSKind: String, Sendable {
+    case transaction
+    case renewalInfo = "renewal_info"
+    case appTransaction = "app_transaction"
+    case notification
+}
+
+/// What the host should do with a notification, given what it already applied.
+public enum NotificationAction: String, Sendable {
+    case apply
+    case ignoreStale = "ignore_stale"
+    case ignoreDuplicate = "ignore_duplicate"
+    /// The token is not valid: do nothing with it (SPEC §14), whatever its stale/duplicate state.
+    case reject
+}
+
+public struct NotificationInfo: Sendable {
+    public var type: String
+    public var subtype: String?
+    public var uuid: String?
+    public var signedDateMs: Int64?
+    public var action: NotificationAction = .apply
+    /// The nested signedTransactionInfo and signedRenewalInfo, each verified like the outer token.
+    public var transaction: Transaction?
+    public var renewal: RenewalInfo?
+}
+
+public struct JWSReport: Sendable {
+    public internal(set) var judgement = Judgement.undecided
+    public var kind: JWSKind?
+    public var environment: ReceiptEnvironment?
+    public var bundleID: String?
+    public var signedDateMs: Int64?
+    /// The instant the certificate chain was validated at.
+    public var validatedAtMs: Int64?
+    public var chain: [CertificateSummary] = []
+    /// The decoded payload, as received (valid JSON: Jansson parsed it).
+    public var payloadJSON: [UInt8]?
+    public var transaction: Transaction?
+    public var renewal: RenewalInfo?
+    public var appAccountToken: String?
+    public var productType: String?
+    public var notification: NotificationInfo?
+    public var entitlements: EntitlementReport?
+
+    public var verdict: Verdict { judgement.verdict }
+    public var isValid: Bool { judgement.verdict == .valid }
+
+    mutating func fail(_ verdict: Verdict, _ reason: String) { judgement = Judgement(verdict, reason) }
+}
+
+extension Verifier {
+    /// Verifies a compact JWS at `nowMs` and decodes it.
+    public func verifyJWS(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
+                          nowMs: Int64) throws(IAPVFailure) -> JWSReport {
+        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        guard input.count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the JWS is \(input.count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+        var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0)
+        guard report.isValid else { return report }
+        if let n = report.notification {
+            var applied = n
+            if let uuid = n.uuid, options.seenNotificationUUIDs.contains(uuid) {
+                applied.action = .ignoreDuplicate
+            } else if let last = options.lastSignedDateMs, let signed = n.signedDateMs, signed < last {
+                applied.action = .ignoreStale
+            }
+            report.notification = applied
+            let txns = [n.transaction].compactMap { $0 }
+            let renewals = [n.renewal].compactMap { $0 } + options.renewalInfo
+            report.entitlements = EntitlementEngine.evaluate(
+                transactions: txns, renewals: renewals, catalog: config.products, grace: config.gracePeriod, nowMs: nowMs,
+                delivered: options.deliveredTransactionIDs, orders: options.orders)
+        } else {
+            report.entitlements = EntitlementEngine.evaluate(
+                transactions: [report.transaction].compactMap { $0 },
+                renewals: [report.renewal].compactMap { $0 } + options.renewalInfo, catalog: config.products,
+                grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs, orders: options.orders)
+        }
+        return report
+    }
+
+    /// One signed object. `expect` is the kind a nested token must have (when it has one).
+    private func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int) -> JWSReport {
+        var report = JWSReport()
+        let jws: CompactJWS
+        switch CompactJWS.parse(input) {
+        case .success(let j): jws = j
+        case .failure(.malformed(let why)):
+            report.fail(.malformed, why)
+            return report
+        }
+        // Header: ES256 and an x5c chain; nothing else is trusted from it.
+        let header: JSONDocument
+        switch jws.header.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS header", status: .invalidArgument) }) {
+        case .success(let d): header = d
+        case .failure(let e):
+            report.fail(.malformed, e.message)
+            return report
+        }
+        guard header.root.kind == .object else { report.fail(.malformed, "the JWS header is not a JSON object"); return report }
+        guard let alg = header.root[literal: "alg"]?.string else { report.fail(.malformed, "the JWS header has no alg"); return report }
+        guard alg == "ES256" else {
+            report.fail(.unsupportedAlgorithm, "the JWS alg is \(alg); App Store JWS are ES256 only")
+            return report
+        }
+        guard let x5cItems = header.root[literal: "x5c"]?.array, !x5cItems.isEmpty else {
+            report.fail(.malformed, "the JWS header has no x5c certificate chain")
+            return report
+        }
+        var certDER: [[UInt8]] = []
+        for item in x5cItems {
+            guard let text = item.string, let der = Base64.decode(Array(text.utf8)), !der.isEmpty else {
+                report.fail(.malformed, "an x5c entry is not base64 DER")
+                return report
+            }
+            certDER.append(der)
+        }
+        // Payload.
+        let payload: JSONDocument
+        switch jws.payload.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS payload", status: .invalidArgument) }) {
+        case .success(let d): payload = d
+        case .failure(let e):
+            report.fail(.malformed, e.message)
+            return report
+        }
+        guard payload.root.kind == .object else { report.fail(.malformed, "the JWS payload is not a JSON object"); return report }
+        report.payloadJSON = jws.payload
+        do {
+            try JWSPayloadDecoder.decode(payload.root, into: &report)
+        } catch {
+            report.fail(.malformed, error.message)
+            return report
+        }
+        if let expect, let kind = report.kind, kind != expect {
+            report.fail(.malformed, "the nested token is a \(report.kind?.rawValue ?? "?"), not a \(expect.rawValue)")
+            return report
+        }
+        // The validation time: signedDate, else the nested transaction's (old notifications have
+        // none at the top), else receiptCreationDate, else now.
+        let nestedDate = report.kind == .notification ? unverifiedNestedSignedDate(payload.root) : nil
+        let at = report.signedDateMs ?? nestedDate ?? (try? FieldReader(payload.root, path: "payload").int("receiptCreationDate")) ?? nowMs
+        report.validatedAtMs = at
+
+        let xcode = report.environment == .xcode
+        if xcode, !config.xcodeAccept {
+            report.fail(.environmentRejected, "this JWS was signed by Xcode; set xcode.accept to accept it")
+            return report
+        }
+        if !xcode, certDER.count != 3 {
+            report.fail(.notAppleSigner, "the x5c chain has \(certDER.count) certificates; App Store JWS carry exactly 3")
+            return report
+        }
+        // Chain, cached by the exact x5c bytes.
+        var keyBytes: [UInt8] = []
+        for der in certDER { keyBytes += der }
+        let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
+        let verified: VerifiedChain
+        if let hit = cache.lookup(key) {
+            if let bad = hit.firstInvalid(at: at) {
+                report.fail(.untrustedChain, "\(bad.subject) is not valid at the signed date (\(RFC3339.format(at)))")
+                return report
+            }
+            verified = hit
+        } else {
+            var certs: [X509Certificate] = []
+            for der in certDER {
+                guard let c = X509Certificate(der: der) else { report.fail(.malformed, "an x5c certificate cannot be decoded"); return report }
+                certs.append(c)
+            }
+            do {
+                let anchors = xcode ? (xcodeAnchors ?? self.anchors) : self.anchors
+                let chain = try ChainValidator.validate(signer: certs[0], untrusted: Array(certs.dropFirst()), anchors: anchors,
+                                                        atMs: at, applePolicy: !xcode, timeLabel: "signed date")
+                guard let v = VerifiedChain(chain) else { report.fail(.untrustedChain, "the validated chain has an unreadable certificate"); return report }
+                cache.insert(key, v)
+                verified = v
+            } catch {
+                switch error {
+                case .untrusted(let why): report.fail(.untrustedChain, why)
+                case .notAppleSigner(let why): report.fail(.notAppleSigner, why)
+                }
+                return report
+            }
+        }
+        report.chain = verified.summaries
+        guard ES256.verify(signature: jws.signature, message: jws.signingInput, key: verified.leafKey) else {
+            report.fail(.signatureInvalid, jws.signature.count == 64
+                ? "the ES256 signature does not verify"
+                : "the ES256 signature must be 64 bytes of r‖s, got \(jws.signature.count)")
+            return report
+        }
+        // Environment and bundle, as for receipts.
+        guard let env = report.environment else {
+            report.fail(.environmentRejected, "the JWS names no known environment")
+            return report
+        }
+        guard config.environments.contains(env) else {
+            report.fail(.environmentRejected, "the JWS is from \(env.rawValue), which the config's environments do not accept")
+            return report
+        }
+        // Renewal infos carry no bundle id; every other known kind must name one (SPEC §14).
+        if let kind = report.kind, kind != .renewalInfo,
+           case .mismatch(let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
+            report.fail(.bundleMismatch, why)
+            return report
+        }
+        if report.kind == .notification, var n = report.notification, depth == 0 {
+            // Nested signed data is verified like the outer token.
+            if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedTransactionInfo") {
+                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .transaction, depth: 1) }
+                guard nested.isValid else {
+                    report.fail(nested.verdict, "signedTransactionInfo: \(nested.judgement.reason)")
+                    return report
+                }
+                n.transaction = nested.transaction
+            }
+            if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedRenewalInfo") {
+                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .renewalInfo, depth: 1) }
+                guard nested.isValid else {
+                    report.fail(nested.verdict, "signedRenewalInfo: \(nested.judgement.reason)")
+                    return report
+                }
+                n.renewal = nested.renewal
+            }
+            report.notification = n
+        }
+        report.judgement = Judgement(.valid, "a \(report.kind?.rawValue ?? "token") signed by \(xcode ? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
+        return report
+    }
+
+    /// signedDate of the nested transaction, read before verification only to pick a time.
+    private func unverifiedNestedSignedDate(_ root: JSONValue) -> Int64? {
+        guard let text = root[literal: "data"]?[literal: "signedTransactionInfo"]?.string ?? root[literal: "data"]?[literal: "signedRenewalInfo"]?.string else {
+            return nil
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let bytes = CompactJWS.base64URL(Array(parts[1].utf8)) else { return nil }
+        guard case .success(let doc) = bytes.withUnsafeBytes({ JSONDocument.parse($0, what: "nested", status: .invalidArgument) }) else { return nil }
+        return doc.root[literal: "signedDate"]?.tolerantInt()
+    }
+}

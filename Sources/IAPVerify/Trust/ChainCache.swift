@@ -1,0 +1,109 @@
+// The verified-chain cache: each distinct certificate block is validated once per verifier.
+// Thread rule: any number of readers; a reader holds the read lock only for one dictionary
+// lookup, and a writer only for one insertion. Entries are immutable and reference counted, so
+// an evicted entry stays valid for a caller that already holds it.
+
+import Glibc
+
+/// What a chain validation proved, kept for later receipts with the same certificates.
+final class VerifiedChain: Sendable {
+    let leafKey: PublicKey
+    /// Every certificate's validity window, checked against each receipt's creation date.
+    let windows: [(notBeforeMs: Int64, notAfterMs: Int64)]
+    let summaries: [CertificateSummary]
+
+    init?(_ chain: ValidatedChain) {
+        guard let leaf = chain.certificates.first, let key = leaf.publicKey() else { return nil }
+        var windows: [(Int64, Int64)] = []
+        var summaries: [CertificateSummary] = []
+        for c in chain.certificates {
+            guard let nb = c.notBeforeMs, let na = c.notAfterMs else { return nil }
+            windows.append((nb, na))
+            summaries.append(CertificateSummary(subject: c.subject, notBeforeMs: nb, notAfterMs: na, sha256: c.sha256Hex))
+        }
+        self.leafKey = key
+        self.windows = windows
+        self.summaries = summaries
+    }
+
+    /// The first certificate not valid at `ms`, if any.
+    func firstInvalid(at ms: Int64) -> CertificateSummary? {
+        for (i, w) in windows.enumerated() where ms < w.notBeforeMs || ms > w.notAfterMs {
+            return summaries[i]
+        }
+        return nil
+    }
+}
+
+/// The exact bytes a cached chain is valid for, with the hash computed once outside the lock.
+/// What a cached chain was verified for: the same certificates verified under another policy
+/// (Xcode's anchors, or a JWS x5c instead of a receipt) are a different entry.
+enum ChainUse: UInt8 {
+    case receipt = 0, xcodeReceipt = 1, jws = 2, xcodeJWS = 3
+}
+
+struct ChainKey: Hashable {
+    let bytes: [UInt8]
+    let precomputedHash: Int
+
+    init(_ use: ChainUse, signer: ArraySlice<UInt8>, certificates: ArraySlice<UInt8>) {
+        var b: [UInt8] = [use.rawValue]
+        b.reserveCapacity(1 + 4 + signer.count + certificates.count)
+        let n = UInt32(truncatingIfNeeded: signer.count)
+        b.append(contentsOf: [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)])
+        b.append(contentsOf: signer)
+        b.append(contentsOf: certificates)
+        bytes = b
+        var h = Hasher()
+        b.withUnsafeBytes { h.combine(bytes: $0) }
+        precomputedHash = h.finalize()
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
+    static func == (a: ChainKey, b: ChainKey) -> Bool {
+        a.precomputedHash == b.precomputedHash && a.bytes == b.bytes
+    }
+}
+
+final class ChainCache: @unchecked Sendable {
+    private var entries: [ChainKey: VerifiedChain] = [:]
+    private var insertionOrder: [ChainKey] = []
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+        pthread_rwlock_init(lock, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func lookup(_ key: ChainKey) -> VerifiedChain? {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return entries[key]
+    }
+
+    /// Inserts, evicting the oldest entry when full (a bounded cache cannot be grown by an attacker).
+    func insert(_ key: ChainKey, _ value: VerifiedChain) {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        if entries[key] != nil { return }
+        if entries.count >= capacity, !insertionOrder.isEmpty {
+            let oldest = insertionOrder.removeFirst()
+            entries[oldest] = nil
+        }
+        entries[key] = value
+        insertionOrder.append(key)
+    }
+
+    var count: Int {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return entries.count
+    }
+}

@@ -1,0 +1,71 @@
+// The verifier: an immutable object built once from a config and shared by any number of
+// threads. It owns the trust anchors and the verified-chain cache; every call is independent.
+
+/// How checks 2–7 are carried out. `.reference` exists so that the fast path can always be
+/// checked against OpenSSL's own PKCS7_verify; hosts never choose it.
+@_spi(Testing)
+public enum CryptoPath: Sendable {
+    /// Own DER walk, verified-chain cache, one signature verification per call.
+    case cached
+    /// d2i_PKCS7 + PKCS7_verify with a per-call store, then the same marker policy.
+    case reference
+}
+
+public final class Verifier: Sendable {
+    public let config: VerifierConfig
+    let anchors: TrustAnchors
+    /// nil unless `xcode.accept` is true.
+    let xcodeAnchors: TrustAnchors?
+    let cache: ChainCache
+
+    /// Distinct certificate blocks remembered at once; real traffic has a handful.
+    public static let chainCacheCapacity = 64
+
+    public init(config: VerifierConfig) throws(IAPVFailure) {
+        var roots: [X509Certificate] = []
+        if config.includeAppleRoots {
+            for root in AppleRoots.all {
+                guard let bytes = Base64.decode(Array(root.base64DER.utf8)),
+                      Hex.encode(Digest.sha256(bytes), uppercase: true) == root.pinnedSHA256,
+                      let cert = X509Certificate(der: bytes) else {
+                    throw IAPVFailure(.internal, "the built-in \(root.name) does not match its pinned SHA-256")
+                }
+                roots.append(cert)
+            }
+        }
+        roots += try TrustAnchors.certificates(fromPEM: config.trustRootsPEM, what: "config.trust.roots_pem")
+        guard !roots.isEmpty else {
+            throw .config("config.trust leaves no root: set include_apple_roots to true or add roots_pem")
+        }
+        anchors = try TrustAnchors(roots: roots, what: "config.trust roots")
+        let xcodeRoots = try TrustAnchors.certificates(fromPEM: config.xcodeRootsPEM, what: "config.xcode.roots_pem")
+        if config.xcodeAccept {
+            guard !xcodeRoots.isEmpty else {
+                throw .config("config.xcode.accept is true but config.xcode.roots_pem is empty; add Xcode's StoreKit certificate")
+            }
+            xcodeAnchors = try TrustAnchors(roots: xcodeRoots, what: "config.xcode.roots_pem", requireCA: false)
+        } else {
+            xcodeAnchors = nil
+        }
+        self.config = config
+        cache = ChainCache(capacity: Self.chainCacheCapacity)
+    }
+
+    public convenience init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+        try self.init(config: VerifierConfig(json: json))
+    }
+
+    /// Number of chains currently cached (for tests and diagnostics).
+    public var cachedChainCount: Int { cache.count }
+}
+
+extension Verifier {
+    /// Per-call options as JSON, capped by `max_input_bytes` like the input they come with: the
+    /// options carry host-supplied lists (delivered ids, orders) that a caller may not size.
+    public func callOptions(json: UnsafeRawBufferPointer) throws(IAPVFailure) -> CallOptions {
+        guard json.count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the options are \(json.count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+        return try CallOptions(json: json)
+    }
+}

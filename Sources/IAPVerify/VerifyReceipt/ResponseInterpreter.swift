@@ -1,0 +1,223 @@
+// SPEC §6: interpreting the JSON body a host got back from Apple's /verifyReceipt.
+// The status decides what the host does next (`action`); a status-0 body must also pass the
+// checks a receipt passes, because a body proves nothing by itself (a fake server says 0).
+
+/// What the host should do after this response.
+public enum ResponseAction: String, Sendable {
+    case accept
+    case retrySandbox = "retry_sandbox"
+    case retryProduction = "retry_production"
+    case retryLater = "retry_later"
+    case giveUp = "give_up"
+    case fixConfiguration = "fix_configuration"
+    case reject
+}
+
+/// The receipt fields a response carries (iOS 7 `receipt`, or the iOS 6 top-level transaction).
+public struct ResponseReceipt: Sendable {
+    public var style: String
+    public var receiptType: String?
+    public var bundleID: String?
+    public var appVersion: String?
+    public var originalAppVersion: String?
+    public var creationDateMs: Int64?
+    public var requestDateMs: Int64?
+    public var originalPurchaseDateMs: Int64?
+    public var expirationDateMs: Int64?
+    public var appItemID: String?
+    public var downloadID: String?
+    public var versionExternalIdentifier: String?
+    public var latestReceiptPresent = false
+}
+
+public struct ResponseReport: Sendable {
+    public internal(set) var judgement: Judgement
+    public var status: Int64?
+    public var action: ResponseAction
+    public var retryAfterMs: Int64?
+    public var environment: ReceiptEnvironment?
+    public var receipt: ResponseReceipt?
+    public var transactions: [Transaction] = []
+    public var renewals: [RenewalInfo] = []
+    /// Filled only for an accepted, valid body.
+    public var entitlements: EntitlementReport?
+
+    public var verdict: Verdict { judgement.verdict }
+    public var isValid: Bool { judgement.verdict == .valid }
+    /// The decoded fields came from Apple with status 0 or 21006 and passed the checks.
+    public var trusted: Bool { isValid }
+
+    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: ResponseAction) {
+        judgement = Judgement(verdict, reason)
+        self.status = status
+        self.action = action
+    }
+}
+
+/// Statuses Apple documents as temporary.
+private func isRetryableStatus(_ s: Int64) -> Bool {
+    s == 21002 || s == 21005 || s == 21009 || (21100...21199).contains(s)
+}
+
+extension Verifier {
+    /// Largest number of attempts before the interpreter says `give_up`.
+    public static let maxAttempts: Int64 = 5
+
+    public func interpretResponse(_ body: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
+                                  nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
+        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        guard body.count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the response is \(body.count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+        let endpoint = options.endpoint ?? "production"
+        let elided = LatestReceiptElision.elide(body)
+        let parsed = elided.map { $0.withUnsafeBytes { JSONDocument.parse($0, what: "the response", status: .invalidArgument) } }
+            ?? JSONDocument.parse(body, what: "the response", status: .invalidArgument)
+        let doc: JSONDocument
+        switch parsed {
+        case .success(let d): doc = d
+        case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject)
+        }
+        let root = doc.root
+        guard root.kind == .object else {
+            return ResponseReport(.malformed, "the response is not a JSON object", status: nil, action: .reject)
+        }
+        guard let statusValue = root["status"], let status = statusValue.tolerantInt() else {
+            let hint = root["unified_receipt"] != nil
+                ? "; this looks like a server notification (V1): interpret its unified_receipt instead" : ""
+            return ResponseReport(.malformed, "the response has no numeric status\(hint)", status: nil, action: .reject)
+        }
+        switch status {
+        case 0, 21006:
+            return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs, elided: elided != nil)
+        case 21007:
+            let retry = endpoint == "production" && config.environments.contains(.sandbox)
+            return ResponseReport(.wrongEnvironment, retry
+                ? "a sandbox receipt was sent to production: call the sandbox endpoint"
+                : endpoint == "production"
+                    ? "a sandbox receipt was sent to production, and this config does not accept Sandbox"
+                    : "21007 from the sandbox endpoint: not retrying (no sandbox/production loop)",
+                status: status, action: retry ? .retrySandbox : .reject)
+        case 21008:
+            let retry = endpoint == "sandbox"
+            return ResponseReport(.wrongEnvironment, retry
+                ? "a production receipt was sent to sandbox: call the production endpoint"
+                : "21008 from the production endpoint: not retrying (no sandbox/production loop)",
+                status: status, action: retry ? .retryProduction : .reject)
+        case 21004:
+            return ResponseReport(.configurationError, "Apple rejected the shared secret (21004): fix the password you send",
+                                  status: status, action: .fixConfiguration)
+        case let s where isRetryableStatus(s):
+            let flag = root["is-retryable"]?.tolerantBool() ?? root["is_retryable"]?.tolerantBool()
+            if flag == false {
+                return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject)
+            }
+            let attempt = options.attempt
+            if attempt >= Self.maxAttempts {
+                return ResponseReport(.temporarilyUnavailable, "status \(s) after \(attempt) attempts: give up and store it for later",
+                                      status: s, action: .giveUp)
+            }
+            var r = ResponseReport(.temporarilyUnavailable, "status \(s) is temporary: retry later", status: s, action: .retryLater)
+            let shift = min(attempt - 1, 16)
+            r.retryAfterMs = min(1000 << shift, 60_000)
+            return r
+        default:
+            return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject)
+        }
+    }
+
+    /// Status 0 or 21006: read the body and apply the receipt checks.
+    private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: String, options: CallOptions,
+                              nowMs: Int64, elided: Bool) -> ResponseReport {
+        func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
+            ResponseReport(verdict, reason, status: status, action: .reject)
+        }
+        guard let receiptValue = root["receipt"], receiptValue.kind == .object else {
+            return reject(.malformed, "status \(status) without a receipt object grants nothing")
+        }
+        var report = ResponseReport(.valid, "", status: status, action: .accept)
+        do {
+            let f = try FieldReader(receiptValue, path: "receipt")
+            let ios6 = receiptValue["bid"] != nil && receiptValue["bundle_id"] == nil
+            var receipt = ResponseReceipt(style: ios6 ? "ios6" : "ios7")
+            receipt.receiptType = try f.string("receipt_type")
+            receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
+            receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
+            receipt.originalAppVersion = try f.string("original_application_version")
+            receipt.creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
+            receipt.requestDateMs = try f.date("request_date", ms: "request_date_ms")
+            receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
+            receipt.expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
+            receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
+            receipt.downloadID = try f.string("download_id")
+            receipt.versionExternalIdentifier = try f.string("version_external_identifier")
+            receipt.latestReceiptPresent = root["latest_receipt"]?.kind == .string && (elided || root["latest_receipt"]?.string != "")
+            report.receipt = receipt
+
+            // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
+            var byID: [String: Transaction] = [:]
+            var order: [String] = []
+            func add(_ list: [Transaction]) {
+                for t in list {
+                    if byID[t.transactionID] == nil { order.append(t.transactionID) }
+                    byID[t.transactionID] = t
+                }
+            }
+            if ios6 {
+                add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
+                add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
+                add(try TransactionJSON.transactions(root["latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
+            } else {
+                add(try TransactionJSON.transactions(receiptValue["in_app"], path: "receipt.in_app"))
+                add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
+            }
+            report.transactions = order.compactMap { byID[$0] }
+            report.renewals = try TransactionJSON.renewalInfos(root["pending_renewal_info"], path: "pending_renewal_info")
+            if ios6, let chain = report.transactions.last?.chainID {
+                // iOS 6 bodies carry the renewal state at the top level.
+                let top = try FieldReader(root, path: "response")
+                var r = RenewalInfo(originalTransactionID: chain)
+                r.autoRenewStatus = try top.bool("auto_renew_status")
+                r.autoRenewProductID = try top.string("auto_renew_product_id")
+                r.expirationIntent = try top.int("expiration_intent")
+                r.isInBillingRetryPeriod = try top.bool("is_in_billing_retry_period")
+                if r.autoRenewStatus != nil || r.expirationIntent != nil || r.isInBillingRetryPeriod != nil {
+                    report.renewals.append(r)
+                }
+            }
+        } catch {
+            return reject(.malformed, error.message)
+        }
+        report.renewals += options.renewalInfo
+
+        // The same policy checks as a receipt: bundle id, then environment.
+        let bundle = report.receipt?.bundleID
+        if case .mismatch(let why) = config.checkBundle(bundle, what: "response") {
+            var r = reject(.bundleMismatch, why)
+            r.receipt = report.receipt
+            return r
+        }
+        let environment: ReceiptEnvironment?
+        if let env = root["environment"]?.string {
+            environment = ReceiptEnvironment(appleName: env)
+        } else if let type = report.receipt?.receiptType {
+            environment = ReceiptEnvironment(appleName: type)
+        } else {
+            environment = endpoint == "sandbox" ? .sandbox : .production
+        }
+        report.environment = environment
+        guard let env = environment, config.environments.contains(env) else {
+            var r = reject(.environmentRejected, "the response is from \(environment?.rawValue ?? "an unknown environment"), which the config's environments do not accept")
+            r.environment = environment
+            r.receipt = report.receipt
+            return r
+        }
+        report.entitlements = EntitlementEngine.evaluate(
+            transactions: report.transactions, renewals: report.renewals, catalog: config.products,
+            grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs, orders: options.orders)
+        report.judgement = Judgement(.valid, status == 21006
+            ? "Apple answered 21006: the receipt is valid and its subscription has expired"
+            : "Apple accepted the receipt (status 0) for \(bundle ?? "any app") in \(env.rawValue)")
+        return report
+    }
+}

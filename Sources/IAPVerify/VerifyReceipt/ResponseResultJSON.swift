@@ -1,0 +1,68 @@
+// Result JSON for /verifyReceipt responses (SPEC §6) and for direct entitlement input (§7).
+
+extension ResponseReport {
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 1024 + transactions.count * 700)
+        w.beginObject()
+        w.field("verdict", verdict.rawValue)
+        w.field("reason", judgement.reason)
+        w.field("status", status)
+        w.field("action", action.rawValue)
+        w.field("retry_after_ms", retryAfterMs)
+        w.field("environment", environment?.rawValue)
+        w.key("receipt")
+        if let r = receipt {
+            w.beginObject()
+            w.field("trusted", trusted)
+            w.field("style", r.style)
+            w.field("environment", environment?.rawValue)
+            w.field("receipt_type", r.receiptType)
+            w.field("bundle_id", r.bundleID)
+            w.field("app_version", r.appVersion)
+            w.field("original_app_version", r.originalAppVersion)
+            w.field("creation_date_ms", r.creationDateMs)
+            w.field("request_date_ms", r.requestDateMs)
+            w.field("expiration_date_ms", r.expirationDateMs)
+            w.field("original_purchase_date_ms", r.originalPurchaseDateMs)
+            w.field("app_item_id", r.appItemID)
+            w.field("download_id", r.downloadID)
+            w.field("version_external_identifier", r.versionExternalIdentifier)
+            w.field("latest_receipt_present", r.latestReceiptPresent)
+            w.key("in_app")
+            w.beginArray()
+            for t in transactions { TransactionWriter.write(t, into: &w) }
+            w.endArray()
+            w.key("pending_renewal_info")
+            w.beginArray()
+            for r in renewals { TransactionWriter.write(r, into: &w) }
+            w.endArray()
+            w.endObject()
+        } else {
+            w.null()
+        }
+        if let entitlements, isValid {
+            entitlements.writeMembers(into: &w)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+}
+
+extension EntitlementInputReport {
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 1024)
+        w.beginObject()
+        w.field("verdict", verdict.rawValue)
+        w.field("reason", judgement.reason)
+        if let entitlements, isValid {
+            entitlements.writeMembers(into: &w)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+}
+

@@ -1,0 +1,254 @@
+// SPEC §6 on the 14 real /verifyReceipt bodies, the RevenueCat receipt/response pair, and a
+// table of status, action and back-off rules.
+
+import Foundation
+import XCTest
+@_spi(Testing) @testable import IAPVerify
+
+func interpret(_ v: Verifier, _ body: [UInt8], now: Int64, _ opts: [String: Any] = [:]) throws -> ResponseReport {
+    let o = try options(opts)
+    return try body.withUnsafeBytes { raw throws(IAPVFailure) in try v.interpretResponse(raw, options: o, nowMs: now) }
+}
+
+func interpret(_ v: Verifier, json: Any, now: Int64, _ opts: [String: Any] = [:]) throws -> ResponseReport {
+    try interpret(v, [UInt8](try JSONSerialization.data(withJSONObject: json)), now: now, opts)
+}
+
+final class RealResponseTests: XCTestCase {
+    struct Expect {
+        let file: String
+        let status: Int64?
+        let action: ResponseAction
+        let verdict: Verdict
+        let transactions: Int
+        let renewals: Int
+    }
+
+    /// Facts read off each body by hand (see fixtures/MANIFEST.md, "verifyreceipt/").
+    static let expectations: [Expect] = [
+        Expect(file: "alexalok_Invalid_Account_Deleted_Not_Retryable.json", status: 21010, action: .reject, verdict: .rejectedByApple, transactions: 0, renewals: 0),
+        Expect(file: "alexalok_Invalid_Bad_App_Password.json", status: 21004, action: .fixConfiguration, verdict: .configurationError, transactions: 0, renewals: 0),
+        Expect(file: "alexalok_Invalid_Malformed_Receipt_Data.json", status: 21002, action: .retryLater, verdict: .temporarilyUnavailable, transactions: 0, renewals: 0),
+        Expect(file: "alexalok_Invalid_Receipt_Is_From_Production_Environment.json", status: 21008, action: .reject, verdict: .wrongEnvironment, transactions: 0, renewals: 0),
+        Expect(file: "alexalok_Invalid_Receipt_Is_From_Test_Environment.json", status: 21007, action: .retrySandbox, verdict: .wrongEnvironment, transactions: 0, renewals: 0),
+        Expect(file: "alexalok_Valid_Production_Excluding_Old_Subscriptions.json", status: 0, action: .accept, verdict: .valid, transactions: 2, renewals: 1),
+        Expect(file: "alexalok_Valid_Production_Family_Shared.json", status: 0, action: .accept, verdict: .valid, transactions: 2, renewals: 2),
+        Expect(file: "alexalok_Valid_Production_Null_Download_Id.json", status: 0, action: .accept, verdict: .valid, transactions: 3, renewals: 1),
+        Expect(file: "alexalok_Valid_Sandbox_Consumable_And_Active_Subscription_Excluding_Old_Transactions.json", status: 0, action: .accept, verdict: .valid, transactions: 8, renewals: 1),
+        Expect(file: "imdhemy_status0_42inapp_anonymized.json", status: 0, action: .accept, verdict: .valid, transactions: 43, renewals: 1),
+        Expect(file: "imdhemy_v1_notification_DID_CHANGE_RENEWAL_STATUS.json", status: nil, action: .reject, verdict: .malformed, transactions: 0, renewals: 0),
+        Expect(file: "revenuecat_sandbox_status0_2020-07-22_paired.json", status: 0, action: .accept, verdict: .valid, transactions: 9, renewals: 1),
+        Expect(file: "venice_ios6style_status21006_expired.json", status: 21006, action: .accept, verdict: .valid, transactions: 1, renewals: 1),
+        Expect(file: "venice_status0_not_expired_edited.json", status: 0, action: .accept, verdict: .valid, transactions: 1, renewals: 1),
+    ]
+
+    func testEachRealResponse() throws {
+        XCTAssertEqual(Fixtures.list("verifyreceipt", suffix: ".json").count, 14)
+        let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox"]])
+        for e in Self.expectations {
+            let r = try interpret(v, Fixtures.data("verifyreceipt/\(e.file)"), now: 1_595_500_000_000, ["endpoint": "production", "attempt": 1])
+            XCTAssertEqual(r.status, e.status, e.file)
+            XCTAssertEqual(r.action, e.action, e.file)
+            XCTAssertEqual(r.verdict, e.verdict, "\(e.file): \(r.judgement.reason)")
+            XCTAssertEqual(r.transactions.count, e.transactions, e.file)
+            XCTAssertEqual(r.renewals.count, e.renewals, e.file)
+            XCTAssertEqual(r.trusted, e.verdict == .valid, e.file)
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.resultJSON())) as? [String: Any], e.file)
+            XCTAssertEqual(json["action"] as? String, e.action.rawValue)
+        }
+    }
+
+    func testFamilySharedResponseSaysSo() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "com.myapp.app"])
+        let r = try interpret(v, Fixtures.data("verifyreceipt/alexalok_Valid_Production_Family_Shared.json"), now: 1_595_500_000_000)
+        XCTAssertEqual(r.verdict, .valid)
+        XCTAssertTrue(r.transactions.contains { $0.ownershipType == "FAMILY_SHARED" })
+        // Bundle checks apply to responses too: the receipt inside is for com.myapp.app.
+        let other = try makeVerifierOrThrow(["bundle_id": "com.phonetracker.findus"])
+        XCTAssertEqual(try interpret(other, Fixtures.data("verifyreceipt/alexalok_Valid_Production_Family_Shared.json"), now: 0).verdict, .bundleMismatch)
+    }
+
+    func testIOS6StyleExpiredSubscriptionComesOutExpired() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "com.foo.bar"])
+        let r = try interpret(v, Fixtures.data("verifyreceipt/venice_ios6style_status21006_expired.json"), now: 1_600_000_000_000)
+        XCTAssertEqual(r.verdict, .valid)
+        XCTAssertEqual(r.action, .accept)
+        XCTAssertEqual(r.receipt?.style, "ios6")
+        let e = try XCTUnwrap(r.entitlements?.entitlement("com.foo.product1"))
+        XCTAssertFalse(e.active)
+        XCTAssertEqual(e.state, .expired)
+        XCTAssertEqual(e.expiresDateMs, 1_550_386_188_000)
+        XCTAssertEqual(e.expirationReason, "voluntary")
+        XCTAssertEqual(e.willRenew, false)
+        XCTAssertEqual(e.period, "trial")
+    }
+
+    /// The locally verified receipt and Apple's answer for it must tell the same story.
+    func testRevenueCatReceiptAndResponseAgree() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "com.revenuecat.sampleapp", "environments": ["Sandbox"]])
+        let body = Fixtures.data("verifyreceipt/revenuecat_sandbox_status0_2020-07-22_paired.json")
+        let receipt = Fixtures.data("receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der")
+        for now: Int64 in [1_594_755_500_000, 1_595_440_000_000, 1_595_443_146_000, jan2030] {
+            let response = try interpret(v, body, now: now, ["endpoint": "sandbox"])
+            let local = try v.verify(receipt, now: now)
+            XCTAssertEqual(response.verdict, .valid)
+            XCTAssertEqual(local.verdict, .valid)
+            let localTxns = (local.payload?.inApp ?? []).compactMap(Transaction.init)
+            XCTAssertEqual(localTxns.count, 9)
+            func key(_ t: Transaction) -> String {
+                "\(t.transactionID)|\(t.originalTransactionID ?? "")|\(t.productID)|\(t.purchaseDateMs ?? 0)|\(t.originalPurchaseDateMs ?? 0)|\(t.expiresDateMs ?? 0)|\(t.webOrderLineItemID ?? "")|\(t.isTrialPeriod)|\(t.isInIntroOfferPeriod)"
+            }
+            XCTAssertEqual(Set(localTxns.map(key)), Set(response.transactions.map(key)))
+            let a = try XCTUnwrap(local.entitlements), b = try XCTUnwrap(response.entitlements)
+            func strip(_ r: EntitlementReport) -> [String] {
+                r.entitlements.map { "\($0.id) \($0.active) \($0.state) \($0.transactionID ?? "") \($0.expiresDateMs ?? 0) \($0.period ?? "")" }
+            }
+            XCTAssertEqual(strip(a), strip(b), "at \(now)")
+            XCTAssertEqual(a.purchases, b.purchases)
+        }
+    }
+}
+
+final class ResponseRuleTests: XCTestCase {
+    let both = try! makeVerifierOrThrow(["bundle_id": "com.example.app", "environments": ["Production", "Sandbox"]])
+    let prodOnly = try! makeVerifierOrThrow(["bundle_id": "com.example.app"])
+
+    func testWrongEnvironmentNeverLoops() throws {
+        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["endpoint": "production"]).action, .retrySandbox)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 21007], now: 0, ["endpoint": "production"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["endpoint": "sandbox"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["endpoint": "sandbox"]).action, .retryProduction)
+        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["endpoint": "production"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0).verdict, .wrongEnvironment)
+    }
+
+    func testBackoffUpToGiveUp() throws {
+        let expected: [(Int64, ResponseAction, Int64?)] = [(1, .retryLater, 1000), (2, .retryLater, 2000), (3, .retryLater, 4000),
+                                                             (4, .retryLater, 8000), (5, .giveUp, nil), (9, .giveUp, nil)]
+        for status in [21002, 21005, 21009, 21100, 21199] {
+            for (attempt, action, after) in expected {
+                let r = try interpret(both, json: ["status": status], now: 0, ["attempt": attempt])
+                XCTAssertEqual(r.action, action, "\(status) attempt \(attempt)")
+                XCTAssertEqual(r.retryAfterMs, after, "\(status) attempt \(attempt)")
+                XCTAssertEqual(r.verdict, .temporarilyUnavailable)
+            }
+        }
+    }
+
+    func testRetryFlagInBothSpellingsAndTypes() throws {
+        XCTAssertEqual(try interpret(both, json: ["status": 21100, "is-retryable": false], now: 0).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21100, "is-retryable": false], now: 0).verdict, .rejectedByApple)
+        XCTAssertEqual(try interpret(both, json: ["status": 21100, "is_retryable": "false"], now: 0).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21100, "is_retryable": true], now: 0).action, .retryLater)
+        XCTAssertEqual(try interpret(both, json: ["status": 21199, "is-retryable": 1], now: 0).action, .retryLater)
+    }
+
+    func testOtherStatuses() throws {
+        XCTAssertEqual(try interpret(both, json: ["status": 21004], now: 0).action, .fixConfiguration)
+        XCTAssertEqual(try interpret(both, json: ["status": 21004], now: 0).verdict, .configurationError)
+        for s in [21000, 21003, 21010, 21200, 1, -1] {
+            let r = try interpret(both, json: ["status": s], now: 0)
+            XCTAssertEqual(r.action, .reject, "\(s)")
+            XCTAssertEqual(r.verdict, .rejectedByApple, "\(s)")
+        }
+    }
+
+    func testAStatusZeroBodyMustStillPassTheReceiptChecks() throws {
+        XCTAssertEqual(try interpret(both, json: ["status": 0], now: 0).verdict, .malformed)
+        XCTAssertEqual(try interpret(both, json: ["status": 0], now: 0).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 0, "receipt": ["bundle_id": "com.other"]], now: 0).verdict, .bundleMismatch)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "environment": "Sandbox", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .environmentRejected)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "receipt": ["bundle_id": "com.example.app", "receipt_type": "ProductionSandbox"]], now: 0).verdict, .environmentRejected)
+        // No environment or receipt_type: the endpoint decides.
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "receipt": ["bundle_id": "com.example.app"]], now: 0, ["endpoint": "sandbox"]).verdict, .environmentRejected)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": "0", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .valid)
+        XCTAssertEqual(try interpret(both, json: ["status": 0, "environment": "Staging", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .environmentRejected)
+        // A fake server's favourite: status 0 and nothing else grants nothing.
+        let fake = try interpret(both, json: ["status": 0, "receipt": ["bundle_id": "com.example.app"]], now: 0)
+        XCTAssertEqual(fake.verdict, .valid)
+        XCTAssertEqual(fake.entitlements?.entitlements.count, 0)
+    }
+
+    func testMalformedBodies() throws {
+        for body in ["", "not json", "[]", "{\"status\":\"zero\"}", "{\"status\":0,\"receipt\":[]}", "{\"status\":0,\"status\":1}",
+                     "{\"status\":0,\"receipt\":{\"bundle_id\":\"com.example.app\",\"in_app\":[{\"product_id\":\"p\"}]}}",
+                     "{\"status\":0,\"receipt\":{\"bundle_id\":\"com.example.app\",\"in_app\":[{\"product_id\":\"p\",\"transaction_id\":\"1\",\"purchase_date_ms\":\"soon\"}]}}"] {
+            let r = try interpret(both, Array(body.utf8), now: 0)
+            XCTAssertEqual(r.verdict, .malformed, body)
+            XCTAssertEqual(r.action, .reject, body)
+            XCTAssertFalse(r.judgement.reason.isEmpty)
+        }
+    }
+
+    func testUnionOfInAppAndLatestInfoWithLatestWinning() throws {
+        let body: [String: Any] = [
+            "status": 0, "environment": "Production",
+            "receipt": ["bundle_id": "com.example.app", "in_app": [
+                ["transaction_id": "1", "original_transaction_id": "1", "product_id": "sub", "purchase_date_ms": "1000", "expires_date_ms": "5000"],
+                ["transaction_id": "2", "original_transaction_id": "1", "product_id": "sub", "purchase_date_ms": "5000", "expires_date_ms": "9000"],
+            ]],
+            // As an object (iOS 6 habit) and with a refund the receipt did not know about yet.
+            "latest_receipt_info": ["transaction_id": "2", "original_transaction_id": "1", "product_id": "sub", "purchase_date_ms": 5000,
+                                    "expires_date_ms": 9000, "cancellation_date_ms": "6000", "cancellation_reason": "1"],
+            "latest_receipt": "MIIT...",
+        ]
+        let r = try interpret(both, json: body, now: 7000)
+        XCTAssertEqual(r.verdict, .valid)
+        XCTAssertEqual(r.transactions.count, 2)
+        XCTAssertEqual(r.receipt?.latestReceiptPresent, true)
+        let e = try XCTUnwrap(r.entitlements?.entitlement("sub"))
+        XCTAssertEqual(e.state, .refunded)
+        XCTAssertEqual(e.cancellationReason, "1")
+        XCTAssertFalse(e.active)
+    }
+
+    func testFormattedDatesWhenMillisecondsAreMissing() throws {
+        let body: [String: Any] = ["status": 0, "receipt": ["bundle_id": "com.example.app", "in_app": [
+            ["transaction_id": "1", "product_id": "sub", "purchase_date": "2020-11-25 08:26:02 Etc/GMT", "expires_date": "2020-11-25 08:31:02 Etc/GMT",
+             "is_trial_period": "true"]]]]
+        let r = try interpret(both, json: body, now: 0)
+        XCTAssertEqual(r.transactions.first?.purchaseDateMs, 1_606_292_762_000)
+        XCTAssertEqual(r.transactions.first?.expiresDateMs, 1_606_293_062_000)
+        XCTAssertEqual(r.transactions.first?.isTrialPeriod, true)
+    }
+
+    func testTooLargeIsAStatus() throws {
+        let small = try makeVerifierOrThrow(["bundle_id": "*", "max_input_bytes": 10])
+        XCTAssertThrowsError(try interpret(small, json: ["status": 0, "receipt": [:]], now: 0)) {
+            XCTAssertEqual(($0 as? IAPVFailure)?.status, .tooLarge)
+        }
+    }
+}
+
+final class LatestReceiptElisionTests: XCTestCase {
+    func elide(_ s: String) -> String? {
+        Array(s.utf8).withUnsafeBytes { LatestReceiptElision.elide($0) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func testOnlyKeyPositionsAreEmptied() {
+        XCTAssertEqual(elide(#"{"status":0,"latest_receipt":"MIIT+/=="}"#), #"{"status":0,"latest_receipt":""}"#)
+        XCTAssertEqual(elide("{\"latest_receipt\" :\n \"AB\\nCD\", \"x\":1}"), "{\"latest_receipt\" :\n \"\", \"x\":1}")
+        XCTAssertEqual(elide(#"{"u":{"latest_receipt":"AAAA"},"latest_receipt":"BBBB"}"#), #"{"u":{"latest_receipt":""},"latest_receipt":""}"#)
+        // Inside a string value the quotes are escaped, so nothing there is touched.
+        XCTAssertNil(elide(#"{"note":"{\"latest_receipt\":\"X\"}"}"#))
+        XCTAssertNil(elide(#"{"latest_receipt_info":[],"a":"latest_receipt"}"#))
+        XCTAssertNil(elide(#"{"latest_receipt":123}"#))
+        XCTAssertNil(elide(#"["latest_receipt","x"]"#))
+        XCTAssertNil(elide(#"{"latest_receipt":"unterminated"#))
+        XCTAssertEqual(elide(#"{"latest_receipt":"a\"b"}"#), #"{"latest_receipt":""}"#)
+    }
+
+    func testAnElidedBodyInterpretsLikeTheOriginal() throws {
+        let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox"]])
+        for file in Fixtures.list("verifyreceipt", suffix: ".json") {
+            let body = Fixtures.data("verifyreceipt/\(file)")
+            let withReceipt = try interpret(v, body, now: 1_595_500_000_000)
+            var stripped = (try JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+            let had = stripped.removeValue(forKey: "latest_receipt") != nil
+            let without = try interpret(v, json: stripped, now: 1_595_500_000_000)
+            XCTAssertEqual(withReceipt.verdict, without.verdict, file)
+            XCTAssertEqual(withReceipt.transactions, without.transactions, file)
+            XCTAssertEqual(withReceipt.receipt?.latestReceiptPresent ?? false, had && withReceipt.receipt != nil, file)
+        }
+    }
+}
