@@ -11,10 +11,7 @@ public struct EntitlementInputReport: Sendable {
 extension Verifier {
     public func computeEntitlements(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                                     nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
-        guard input.count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the input is \(input.count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+        try admit(input.count, nowMs: nowMs, what: "input")
         func malformed(_ why: String) -> EntitlementInputReport {
             EntitlementInputReport(judgement: Judgement(.malformed, why), entitlements: nil)
         }
@@ -39,9 +36,7 @@ extension Verifier {
         } catch {
             return malformed(error.message)
         }
-        let report = EntitlementEngine.evaluate(
-            transactions: transactions, renewals: renewals + options.renewalInfo, catalog: config.products,
-            grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs, orders: options.orders)
+        let report = entitlements(transactions, renewals: renewals + options.renewalInfo, options: options, nowMs: nowMs)
         let active = report.entitlements.filter(\.active).count
         return EntitlementInputReport(
             judgement: Judgement(.valid, "\(transactions.count) transactions: \(active) of \(report.entitlements.count) entitlements active"),

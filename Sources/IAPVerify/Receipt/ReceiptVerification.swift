@@ -15,25 +15,19 @@ extension Verifier {
     /// The same from any byte collection (a Swift server's `[UInt8]`, `ArraySlice`, ...).
     public func verifyReceipt(_ bytes: some Collection<UInt8>, options: CallOptions = CallOptions(),
                               nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
-        let copy = Array(bytes)
-        let result = copy.withUnsafeBytes { raw in
-            Result { () throws(IAPVFailure) -> ReceiptReport in try verifyReceipt(raw, options: options, nowMs: nowMs) }
-        }
-        return try result.get()
+        try Self.withBytes(bytes) { raw throws(IAPVFailure) in try verifyReceipt(raw, options: options, nowMs: nowMs) }
     }
 
     /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
     @_spi(Testing)
     public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                               nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        try admit(0, nowMs: nowMs, what: "receipt")
         if config.deviceCheck == .required, options.deviceID == nil {
             throw .argument("device_check is \"required\" but the call passed no options.device_id")
         }
         // Check 1: size, before any parsing.
-        guard input.count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the receipt is \(input.count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+        try admit(input.count, what: "receipt")
         var report = ReceiptReport()
         guard let der = Self.receiptBytes(input) else {
             report.fail(.structure, .malformed, input.isEmpty
@@ -48,10 +42,8 @@ extension Verifier {
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
         if report.isValid, let payload = report.payload {
-            report.entitlements = EntitlementEngine.evaluate(
-                transactions: payload.inApp.compactMap(Transaction.init), renewals: options.renewalInfo,
-                catalog: config.products, grace: config.gracePeriod, nowMs: nowMs,
-                delivered: options.deliveredTransactionIDs, orders: options.orders)
+            report.entitlements = entitlements(payload.inApp.compactMap(Transaction.init), renewals: options.renewalInfo,
+                                               options: options, nowMs: nowMs)
         }
         return report
     }

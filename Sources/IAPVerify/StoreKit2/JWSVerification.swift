@@ -60,10 +60,7 @@ extension Verifier {
     /// Verifies a compact JWS at `nowMs` and decodes it.
     public func verifyJWS(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                           nowMs: Int64) throws(IAPVFailure) -> JWSReport {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
-        guard input.count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the JWS is \(input.count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+        try admit(input.count, nowMs: nowMs, what: "JWS")
         var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0)
         guard report.isValid else { return report }
         if let n = report.notification {
@@ -76,14 +73,11 @@ extension Verifier {
             report.notification = applied
             let txns = [n.transaction].compactMap { $0 }
             let renewals = [n.renewal].compactMap { $0 } + options.renewalInfo
-            report.entitlements = EntitlementEngine.evaluate(
-                transactions: txns, renewals: renewals, catalog: config.products, grace: config.gracePeriod, nowMs: nowMs,
-                delivered: options.deliveredTransactionIDs, orders: options.orders)
+            report.entitlements = entitlements(txns, renewals: renewals, options: options, nowMs: nowMs)
         } else {
-            report.entitlements = EntitlementEngine.evaluate(
-                transactions: [report.transaction].compactMap { $0 },
-                renewals: [report.renewal].compactMap { $0 } + options.renewalInfo, catalog: config.products,
-                grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs, orders: options.orders)
+            report.entitlements = entitlements([report.transaction].compactMap { $0 },
+                                               renewals: [report.renewal].compactMap { $0 } + options.renewalInfo,
+                                               options: options, nowMs: nowMs)
         }
         return report
     }

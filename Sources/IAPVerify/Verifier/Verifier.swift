@@ -63,9 +63,47 @@ extension Verifier {
     /// Per-call options as JSON, capped by `max_input_bytes` like the input they come with: the
     /// options carry host-supplied lists (delivered ids, orders) that a caller may not size.
     public func callOptions(json: UnsafeRawBufferPointer) throws(IAPVFailure) -> CallOptions {
-        guard json.count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the options are \(json.count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+        try admit(json.count, what: "options")
         return try CallOptions(json: json)
+    }
+
+    /// What every entry point checks before reading a byte: a usable `now` and the size cap.
+    func admit(_ count: Int, nowMs: Int64? = nil, what: String) throws(IAPVFailure) {
+        if let nowMs, nowMs < 0 { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        guard count <= config.maxInputBytes else {
+            throw IAPVFailure(.tooLarge, "the \(what) is \(count) bytes; max_input_bytes is \(config.maxInputBytes)")
+        }
+    }
+
+    /// The entitlement engine with this verifier's catalog and grace policy and the call's host
+    /// state: every entry point ends here with the transactions it trusted.
+    func entitlements(_ transactions: [Transaction], renewals: [RenewalInfo], options: CallOptions,
+                      nowMs: Int64) -> EntitlementReport {
+        EntitlementEngine.evaluate(transactions: transactions, renewals: renewals, catalog: config.products,
+                                   grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs,
+                                   orders: options.orders)
+    }
+
+    /// Runs an entry point on any byte collection (a Swift host's `[UInt8]`, `ArraySlice`, ...).
+    static func withBytes<R>(_ bytes: some Collection<UInt8>,
+                             _ body: (UnsafeRawBufferPointer) throws(IAPVFailure) -> R) throws(IAPVFailure) -> R {
+        let copy = Array(bytes)
+        let result = copy.withUnsafeBytes { raw in Result { () throws(IAPVFailure) -> R in try body(raw) } }
+        return try result.get()
+    }
+
+    public func interpretResponse(_ body: some Collection<UInt8>, options: CallOptions = CallOptions(),
+                                  nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
+        try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretResponse(raw, options: options, nowMs: nowMs) }
+    }
+
+    public func computeEntitlements(_ input: some Collection<UInt8>, options: CallOptions = CallOptions(),
+                                    nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
+        try Self.withBytes(input) { raw throws(IAPVFailure) in try computeEntitlements(raw, options: options, nowMs: nowMs) }
+    }
+
+    public func verifyJWS(_ token: some Collection<UInt8>, options: CallOptions = CallOptions(),
+                          nowMs: Int64) throws(IAPVFailure) -> JWSReport {
+        try Self.withBytes(token) { raw throws(IAPVFailure) in try verifyJWS(raw, options: options, nowMs: nowMs) }
     }
 }

@@ -35,6 +35,16 @@ public struct ProductRule: Sendable, Equatable {
     public var level: Int64?
     public var entitlements: [String]
     public var durationMs: Int64?
+
+    /// `entitlements` defaults to the product id itself when empty.
+    public init(type: ProductType, group: String? = nil, level: Int64? = nil, entitlements: [String] = [],
+                durationMs: Int64? = nil) {
+        self.type = type
+        self.group = group
+        self.level = level
+        self.entitlements = entitlements
+        self.durationMs = durationMs
+    }
 }
 
 public struct VerifierConfig: Sendable {

@@ -13,9 +13,15 @@ public enum ResponseAction: String, Sendable {
     case reject
 }
 
+/// How the response carries its receipt: iOS 7+ (`receipt` with `in_app`) or iOS 6 (one
+/// transaction at the top level).
+public enum ResponseStyle: String, Sendable {
+    case ios7, ios6
+}
+
 /// The receipt fields a response carries (iOS 7 `receipt`, or the iOS 6 top-level transaction).
 public struct ResponseReceipt: Sendable {
-    public var style: String
+    public var style: ResponseStyle
     public var receiptType: String?
     public var bundleID: String?
     public var appVersion: String?
@@ -65,10 +71,7 @@ extension Verifier {
 
     public func interpretResponse(_ body: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                                   nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
-        guard body.count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the response is \(body.count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+        try admit(body.count, nowMs: nowMs, what: "response")
         let endpoint = options.endpoint ?? "production"
         let elided = LatestReceiptElision.elide(body)
         let parsed = elided.map { $0.withUnsafeBytes { JSONDocument.parse($0, what: "the response", status: .invalidArgument) } }
@@ -139,7 +142,7 @@ extension Verifier {
         do {
             let f = try FieldReader(receiptValue, path: "receipt")
             let ios6 = receiptValue["bid"] != nil && receiptValue["bundle_id"] == nil
-            var receipt = ResponseReceipt(style: ios6 ? "ios6" : "ios7")
+            var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
             receipt.receiptType = try f.string("receipt_type")
             receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
             receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
@@ -212,9 +215,7 @@ extension Verifier {
             r.receipt = report.receipt
             return r
         }
-        report.entitlements = EntitlementEngine.evaluate(
-            transactions: report.transactions, renewals: report.renewals, catalog: config.products,
-            grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs, orders: options.orders)
+        report.entitlements = entitlements(report.transactions, renewals: report.renewals, options: options, nowMs: nowMs)
         report.judgement = Judgement(.valid, status == 21006
             ? "Apple answered 21006: the receipt is valid and its subscription has expired"
             : "Apple accepted the receipt (status 0) for \(bundle ?? "any app") in \(env.rawValue)")

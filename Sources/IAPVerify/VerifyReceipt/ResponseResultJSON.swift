@@ -14,7 +14,7 @@ extension ResponseReport {
         if let r = receipt {
             w.beginObject()
             w.field("trusted", trusted)
-            w.field("style", r.style)
+            w.field("style", r.style.rawValue)
             w.field("environment", environment?.rawValue)
             w.field("receipt_type", r.receiptType)
             w.field("bundle_id", r.bundleID)

@@ -73,7 +73,7 @@ final class RealResponseTests: XCTestCase {
         let r = try interpret(v, Fixtures.data("verifyreceipt/venice_ios6style_status21006_expired.json"), now: 1_600_000_000_000)
         XCTAssertEqual(r.verdict, .valid)
         XCTAssertEqual(r.action, .accept)
-        XCTAssertEqual(r.receipt?.style, "ios6")
+        XCTAssertEqual(r.receipt?.style, .ios6)
         let e = try XCTUnwrap(r.entitlements?.entitlement("com.foo.product1"))
         XCTAssertFalse(e.active)
         XCTAssertEqual(e.state, .expired)
