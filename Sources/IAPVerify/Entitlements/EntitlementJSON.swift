@@ -96,3 +96,14 @@ extension EntitlementReport {
         EntitlementReport().writeMembers(into: &w)
     }
 }
+
+extension JSONWriter {
+    /// The members every result ends with: what it grants, and nothing unless it is valid.
+    mutating func grants(_ report: EntitlementReport?, valid: Bool) {
+        if let report, valid {
+            report.writeMembers(into: &self)
+        } else {
+            EntitlementReport.writeEmptyMembers(into: &self)
+        }
+    }
+}

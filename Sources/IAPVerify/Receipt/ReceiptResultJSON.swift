@@ -13,11 +13,7 @@ extension ReceiptReport {
         w.endObject()
         w.key("receipt")
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }
-        if let entitlements, isValid {
-            entitlements.writeMembers(into: &w)
-        } else {
-            EntitlementReport.writeEmptyMembers(into: &w)
-        }
+        w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.bytes
     }

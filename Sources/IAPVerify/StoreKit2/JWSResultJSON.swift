@@ -8,11 +8,7 @@ extension JWSReport {
         w.field("verdict", verdict.rawValue)
         w.field("reason", judgement.reason)
         writeBody(into: &w)
-        if let entitlements, isValid {
-            entitlements.writeMembers(into: &w)
-        } else {
-            EntitlementReport.writeEmptyMembers(into: &w)
-        }
+        w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.bytes
     }

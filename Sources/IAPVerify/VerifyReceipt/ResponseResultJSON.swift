@@ -40,11 +40,7 @@ extension ResponseReport {
         } else {
             w.null()
         }
-        if let entitlements, isValid {
-            entitlements.writeMembers(into: &w)
-        } else {
-            EntitlementReport.writeEmptyMembers(into: &w)
-        }
+        w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.bytes
     }
@@ -56,11 +52,7 @@ extension EntitlementInputReport {
         w.beginObject()
         w.field("verdict", verdict.rawValue)
         w.field("reason", judgement.reason)
-        if let entitlements, isValid {
-            entitlements.writeMembers(into: &w)
-        } else {
-            EntitlementReport.writeEmptyMembers(into: &w)
-        }
+        w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.bytes
     }
