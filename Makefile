@@ -3,9 +3,14 @@
 #   make demo       verify a real receipt bundled in the repo and print the purchases
 #   make test       every test: Swift tests, ABI/header checks, installed-library C test, CLI
 #   make bench      receipts per second against a plain C PKCS7_verify loop
-#   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc
+#   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc, ldconfig
+#   make wheel      build/wheel/iapverify-VERSION-py3-none-PLATFORM.whl, the library bundled in
+#   make deb        build/deb/: libiapverify1, libiapverify-dev and iapverify .deb packages
+# `make` also writes build/lib/pkgconfig/iapverify.pc for building C and Go straight from this
+# checkout: PKG_CONFIG_PATH=$(CURDIR)/build/lib/pkgconfig (it links with an rpath to build/lib).
 
-VERSION     := 0.1.0
+# The one version source: the VERSION file (one line).
+VERSION     := $(shell cat VERSION)
 SONAME      := libiapverify.so.1
 PREFIX      ?= /usr/local
 DESTDIR     ?=
@@ -18,11 +23,14 @@ RELEASE_DIR := .build-release
 OUT         := build
 CC          ?= cc
 CXX         ?= c++
+# Run after installing into the live system (no DESTDIR); `make install LDCONFIG=` skips it.
+LDCONFIG    ?= /sbin/ldconfig
+PYTHON      ?= python3
 
 .PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        nginx-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
+        wheel deb deb-test ldconfig nginx-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
 
-all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify
+all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
 SOURCES := $(shell find Sources Include -type f) Package.swift
 
@@ -41,6 +49,14 @@ $(OUT)/bin/iapverify: $(OUT)/.built
 	cp $(RELEASE_DIR)/release/iapverify-cli $@
 	strip $@
 
+# The uninstalled pkg-config file: the library in build/lib (with an rpath to it, so programs
+# built from the checkout run without LD_LIBRARY_PATH) and the header in Include/.
+$(OUT)/lib/pkgconfig/iapverify.pc: iapverify.pc.in VERSION Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(CURDIR)/$(OUT)|' -e 's|@LIBDIR@|$(CURDIR)/$(OUT)/lib|' \
+	    -e 's|@INCLUDEDIR@|$(CURDIR)/Include|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS_EXTRA@| -Wl,-rpath,$${libdir}|' iapverify.pc.in > $@
+
 bootstrap:
 	@scripts/bootstrap
 
@@ -57,7 +73,7 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl all swift-test c-test cli-test bindings-test nginx-test fuzz-replay
+test: bootstrap check-openssl all swift-test c-test deb-test cli-test bindings-test nginx-test fuzz-replay
 	@echo "make test: all tests passed"
 
 # Fuzzing. `make test` replays every committed input once (deterministic); `make fuzz` explores:
@@ -95,20 +111,41 @@ stress: bootstrap
 
 bindings-test: python-test lua-test go-test
 
-VENV := $(OUT)/venv
-PY_NATIVE := bindings/python/src/iapverify/_native
+# The Python package as users get it: `make wheel` builds a platform wheel with the release
+# library bundled in (from a staging copy, so the source tree stays clean); python-test installs
+# that wheel into a fresh venv and runs the binding tests and the example purchase service
+# (SQLite and a throwaway PostgreSQL, against a fake Apple) against the installed package.
+PY_PLATFORM := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_platform().replace("-", "_").replace(".", "_"))' 2>/dev/null)
+WHEEL       := $(OUT)/wheel/iapverify-$(VERSION)-py3-none-$(PY_PLATFORM).whl
+PY_STAGE    := $(OUT)/python-src
+PY_BUILDENV := $(OUT)/venv-build
+PY_TESTENV  := $(OUT)/venv-wheel
 
-# The Python package, installed with the release library bundled in, plus the example service
-# (SQLite and a throwaway PostgreSQL) against a fake Apple.
-python-test: all
-	@mkdir -p $(PY_NATIVE)
-	cp $(OUT)/lib/libiapverify.so.$(VERSION) $(PY_NATIVE)/libiapverify.so.1
-	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade ./bindings/python pytest "psycopg[binary]"
-	cd $(OUT) && ../$(VENV)/bin/python -m pytest -q ../bindings/python/tests ../examples/python/tests
+wheel: $(WHEEL)
 
+$(WHEEL): $(OUT)/lib/$(SONAME) VERSION $(shell find bindings/python/src -name '*.py' -o -name py.typed) \
+          bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md
+	rm -rf $(PY_STAGE) && mkdir -p $(PY_STAGE)/src/iapverify/_native $(OUT)/wheel
+	cp bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md VERSION $(PY_STAGE)/
+	cp bindings/python/src/iapverify/*.py bindings/python/src/iapverify/py.typed $(PY_STAGE)/src/iapverify/
+	cp $(OUT)/lib/libiapverify.so.$(VERSION) $(PY_STAGE)/src/iapverify/_native/libiapverify.so.1
+	test -x $(PY_BUILDENV)/bin/pip || $(PYTHON) -m venv $(PY_BUILDENV)
+	rm -f $(OUT)/wheel/iapverify-*.whl
+	$(PY_BUILDENV)/bin/pip wheel -q --no-deps -w $(OUT)/wheel ./$(PY_STAGE)
+	test -f $@ || { echo "make wheel: expected $@, got: $$(ls $(OUT)/wheel)" >&2; exit 1; }
+	@echo "wheel: $@"
+
+python-test: wheel
+	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
+	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]"
+	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
+	    ../bindings/python/tests ../examples/python/tests
+
+# The binding from the source tree, then the rock installed by `luarocks make` into build/lua-tree
+# (when luarocks is installed: scripts/bootstrap installs it) and tested from there.
 lua-test: all
 	luajit bindings/lua/t/test.lua $(CURDIR) $(CURDIR)/$(OUT)/lib/libiapverify.so.1
+	bindings/lua/t/rock.sh
 
 go-test: all
 	Tests/integration/go.sh
@@ -121,6 +158,14 @@ swift-test:
 
 c-test: all
 	Tests/c/run.sh
+
+deb: all
+	packaging/build-deb $(VERSION) $(OUT)/deb
+
+# Installs the three packages into the live system with dpkg -i (root only; skipped otherwise),
+# builds the C example against them and removes them again.
+deb-test: deb
+	Tests/c/deb.sh $(VERSION) $(OUT)/deb
 
 cli-test: all
 	Tests/cli/run.sh
@@ -135,10 +180,25 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libiapverify.so
 	install -m 0644 Include/iapverify.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' iapverify.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_EXTRA@||' iapverify.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+	@$(MAKE) -s ldconfig
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+	@$(MAKE) -s ldconfig
+
+# Refreshes the dynamic linker's cache after installing into the live system (not under DESTDIR,
+# where the packager's tools do it), and says so when LIBDIR is not a directory it searches.
+ldconfig:
+ifneq ($(strip $(LDCONFIG)),)
+	@if [ -z "$(DESTDIR)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFIG) || exit 1; \
+	  else echo "note: run 'sudo $(LDCONFIG)' so programs find $(SONAME)" >&2; fi; \
+	  if [ -e "$(LIBDIR)/$(SONAME)" ] && ! $(LDCONFIG) -p | grep -F "=> $(LIBDIR)/$(SONAME)" >/dev/null; then \
+	    echo "note: $(LIBDIR) is not searched by the dynamic linker: add it to /etc/ld.so.conf.d/ and run ldconfig," >&2; \
+	    echo "      or link with -Wl,-rpath,$(LIBDIR)" >&2; fi; \
+	fi
+endif
 
 clean:
 	rm -rf $(OUT) $(RELEASE_DIR) .build

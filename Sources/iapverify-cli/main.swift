@@ -1,5 +1,5 @@
 // The `iapverify` command: verify or inspect a receipt file and print the result JSON.
-// Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
+// Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors. Manual: docs/cli.md.
 
 import ArgumentParser
 import Glibc
@@ -23,8 +23,39 @@ enum IO {
             if n > 0 { out.append(contentsOf: chunk[0..<n]) }
             if n < chunk.count { break }
         }
-        if ferror(fp) != 0 { throw UsageFailure(description: "cannot read \(path)") }
+        if ferror(fp) != 0 {
+            throw UsageFailure(description: "cannot read \(display(path)): \(String(cString: strerror(errno)))")
+        }
         return out
+    }
+
+    static func display(_ path: String) -> String { path == "-" ? "standard input" : path }
+
+    /// What a receipt command reads: DER, base64 or a PEM PKCS#7 block (decoded to its base64 body).
+    /// Anything recognisably else (JSON, another PEM block, nothing) is a usage error that names it.
+    static func readReceipt(_ path: String, command: String) throws -> [UInt8] {
+        let input = try read(path)
+        let name = display(path)
+        var start = 0
+        while start < input.count, input[start] == 0x20 || input[start] == 0x09 || input[start] == 0x0A || input[start] == 0x0D {
+            start += 1
+        }
+        if start == input.count {
+            throw UsageFailure(description: "\(name) is empty: give a receipt file (DER, base64 or PEM)")
+        }
+        if input[start] == UInt8(ascii: "{") || input[start] == UInt8(ascii: "[") {
+            throw UsageFailure(description: "\(name) is JSON, not a receipt: a /verifyReceipt response body is read by "
+                + "`iapverify response \(path)`, stored transactions by `iapverify entitlements \(path)`; "
+                + "from a /verifyReceipt request body, pass the receipt-data value")
+        }
+        if let pem = PEM.block(input[start...]) {
+            guard PEM.receiptLabels.contains(pem.label) else {
+                throw UsageFailure(description: "\(name) is a PEM \"\(pem.label)\" block, not a receipt: give the receipt as "
+                    + "DER, base64 or PEM \"PKCS7\"")
+            }
+            return pem.body
+        }
+        return input
     }
 
     static func printJSON(_ json: [UInt8], pretty: Bool) {
@@ -37,18 +68,45 @@ enum IO {
     static func warn(_ line: String) { fputs("iapverify: \(line)\n", stderr) }
 }
 
+/// PEM armour: `-----BEGIN LABEL-----`, base64 lines (headers such as `Proc-Type:` are skipped),
+/// `-----END LABEL-----`. The library reads the base64 body of a receipt as it is.
+enum PEM {
+    static let receiptLabels: Set<String> = ["PKCS7", "PKCS #7 SIGNED DATA", "CMS"]
+
+    static func block(_ input: ArraySlice<UInt8>) -> (label: String, body: [UInt8])? {
+        let begin = Array("-----BEGIN ".utf8)
+        guard input.starts(with: begin) else { return nil }
+        let lines = input.split(separator: 0x0A, omittingEmptySubsequences: false).map { line -> ArraySlice<UInt8> in
+            var l = line
+            while let last = l.last, last == 0x0D || last == 0x20 || last == 0x09 { l.removeLast() }
+            return l
+        }
+        guard let first = lines.first, first.count > begin.count + 5, first.suffix(5).elementsEqual("-----".utf8) else {
+            return nil
+        }
+        let label = String(decoding: first.dropFirst(begin.count).dropLast(5), as: UTF8.self)
+        var body: [UInt8] = []
+        for line in lines.dropFirst() {
+            if line.starts(with: "-----END ".utf8) { return (label, body) }
+            if line.contains(UInt8(ascii: ":")) { continue }
+            body.append(contentsOf: line)
+        }
+        return (label, body)   // no END line: the library judges what is there
+    }
+}
+
 /// Options shared by the commands that build a verifier.
 struct VerifierOptions: ParsableArguments {
-    @Option(name: .long, help: "Verifier config JSON file (SPEC §4.1).")
+    @Option(name: .long, help: "Verifier config JSON file (docs/cli.md).")
     var config: String?
 
     @Option(name: .customLong("bundle-id"), help: "Expected bundle id; overrides the config's.")
     var bundleID: String?
 
-    @Option(name: .long, help: "Trusted current time: Unix ms or RFC 3339 (default: the system clock).")
+    @Option(name: .long, help: "Trusted current time: Unix milliseconds or RFC 3339, e.g. 2030-01-01T00:00:00Z (default: the system clock).")
     var now: String?
 
-    @Option(name: .long, help: "Per-call options JSON file (SPEC §4.2).")
+    @Option(name: .long, help: "Per-call options JSON file (docs/cli.md).")
     var options: String?
 
     @Flag(name: .long, help: "Indent the result JSON.")
@@ -77,8 +135,13 @@ struct VerifierOptions: ParsableArguments {
 
     func nowMs() throws -> Int64 {
         if let now {
+            // Ten digits are Unix seconds (2001 to 2286); as milliseconds they would be early 1970.
+            if now.utf8.count == 10, now.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(now) {
+                throw UsageFailure(description: "--now \(now) looks like Unix seconds (\(Timestamp.format(seconds * 1000))): "
+                    + "pass milliseconds (--now \(now)000) or RFC 3339 (--now \(Timestamp.format(seconds * 1000)))")
+            }
             guard let ms = Timestamp.parse(now) else {
-                throw UsageFailure(description: "--now \(now) is neither Unix milliseconds nor an RFC 3339 date")
+                throw UsageFailure(description: "--now \(now) is neither Unix milliseconds nor an RFC 3339 date (e.g. 2030-01-01T00:00:00Z)")
             }
             return ms
         }
@@ -100,18 +163,20 @@ struct VerifierOptions: ParsableArguments {
 
 struct ReceiptCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "receipt", abstract: "Verify an App Store receipt (DER or base64) and print the verdict.")
+        commandName: "receipt", abstract: "Verify an App Store receipt (DER, base64 or PEM) and print the verdict.",
+        discussion: "A /verifyReceipt response body is read by `iapverify response`. Manual: docs/cli.md.")
 
-    @Argument(help: "Receipt file, or - for stdin.")
+    @Argument(help: "Receipt file (DER, base64 or PEM PKCS7), or - for stdin.")
     var file: String
 
     @OptionGroup var common: VerifierOptions
 
     func run() throws {
-        let verifier = try common.makeVerifier()
+        let input = try IO.readReceipt(file, command: "receipt")
         let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
         let options = try common.callOptions(for: verifier)
-        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+        try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyReceipt(raw, options: options, nowMs: now)
         }
     }
@@ -147,7 +212,8 @@ extension VerifierOptions {
 
 struct ResponseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "response", abstract: "Interpret a /verifyReceipt JSON body: status, next action, entitlements.")
+        commandName: "response", abstract: "Interpret a /verifyReceipt JSON body: status, next action, entitlements.",
+        discussion: "Manual: docs/cli.md.")
 
     @Argument(help: "Response body file, or - for stdin.")
     var file: String
@@ -161,8 +227,9 @@ struct ResponseCommand: ParsableCommand {
     @OptionGroup var common: VerifierOptions
 
     func run() throws {
-        let verifier = try common.makeVerifier()
+        let input = try IO.read(file)
         let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
         var options = try common.callOptions(for: verifier)
         if let endpoint {
             guard endpoint == "production" || endpoint == "sandbox" else {
@@ -174,7 +241,7 @@ struct ResponseCommand: ParsableCommand {
             guard attempt >= 1 else { throw UsageFailure(description: "--attempt must be >= 1") }
             options.attempt = attempt
         }
-        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+        try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.interpretResponse(raw, options: options, nowMs: now)
         }
     }
@@ -182,7 +249,8 @@ struct ResponseCommand: ParsableCommand {
 
 struct EntitlementsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "entitlements", abstract: "Compute entitlements from {\"transactions\": [...], \"renewal_info\": [...]}.")
+        commandName: "entitlements", abstract: "Compute entitlements from {\"transactions\": [...], \"renewal_info\": [...]}.",
+        discussion: "Manual: docs/cli.md.")
 
     @Argument(help: "Input JSON file, or - for stdin.")
     var file: String
@@ -190,10 +258,11 @@ struct EntitlementsCommand: ParsableCommand {
     @OptionGroup var common: VerifierOptions
 
     func run() throws {
-        let verifier = try common.makeVerifier()
+        let input = try IO.read(file)
         let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
         let options = try common.callOptions(for: verifier)
-        try common.answer(try IO.read(file)) { raw throws(IAPVFailure) in
+        try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
     }
@@ -201,7 +270,8 @@ struct EntitlementsCommand: ParsableCommand {
 
 struct JWSCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "jws", abstract: "Verify a StoreKit 2 signed transaction, renewal info or notification (compact JWS).")
+        commandName: "jws", abstract: "Verify a StoreKit 2 signed transaction, renewal info or notification (compact JWS).",
+        discussion: "Manual: docs/cli.md.")
 
     @Argument(help: "JWS file, or - for stdin.")
     var file: String
@@ -209,10 +279,10 @@ struct JWSCommand: ParsableCommand {
     @OptionGroup var common: VerifierOptions
 
     func run() throws {
-        let verifier = try common.makeVerifier()
-        let now = try common.nowMs()
-        let options = try common.callOptions(for: verifier)
         var input = try IO.read(file)
+        let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
+        let options = try common.callOptions(for: verifier)
         while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyJWS(raw, options: options, nowMs: now)
@@ -222,16 +292,17 @@ struct JWSCommand: ParsableCommand {
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).")
+        commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).",
+        discussion: "Manual: docs/cli.md.")
 
-    @Argument(help: "Receipt file, or - for stdin.")
+    @Argument(help: "Receipt file (DER, base64 or PEM PKCS7), or - for stdin.")
     var file: String
 
     @Flag(name: .long, help: "Indent the result JSON.")
     var pretty = false
 
     func run() throws {
-        let input = try IO.read(file)
+        let input = try IO.readReceipt(file, command: "inspect")
         let (json, decoded) = input.withUnsafeBytes { ReceiptInspector.inspect($0) }
         IO.printJSON(json, pretty: pretty)
         if !decoded { throw ExitCode(1) }
@@ -242,6 +313,11 @@ struct IAPVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iapverify",
         abstract: "Verify App Store receipts, interpret /verifyReceipt responses, compute entitlements.",
+        discussion: """
+            Every command reads FILE (or - for standard input) and prints the result JSON.
+            Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
+            Manual: docs/cli.md in the iapverify repository.
+            """,
         version: "0.1.0",
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self, InspectCommand.self])
 }
@@ -249,6 +325,11 @@ struct IAPVerifyCommand: ParsableCommand {
 /// Runs the command with SPEC §9 exit codes (ArgumentParser's own usage code 64 becomes 2).
 func runMain() -> Int32 {
     do {
+        // A bare `iapverify` is a usage error: the usage goes to stderr and the exit code is 2.
+        if CommandLine.arguments.count <= 1 {
+            fputs(IAPVerifyCommand.helpMessage() + "\n", stderr)
+            return 2
+        }
         var command = try IAPVerifyCommand.parseAsRoot()
         try command.run()
         return 0

@@ -31,8 +31,32 @@ if grep -q libswift "$TMP/ldd"; then fail "libswift in ldd"; fi
 extra=$(awk '{print $1}' "$TMP/ldd" | grep -v -E '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libcrypto\.so\.3|libjansson\.so\.4)$' || true)
 [ -z "$extra" ] || fail "unexpected dependencies: $extra"
 
+echo "-- a C program built straight from the checkout: build/lib/pkgconfig/iapverify.pc, no install"
+[ "$(PKG_CONFIG_PATH=build/lib/pkgconfig pkg-config --modversion iapverify)" = "$(cat VERSION)" ] || fail "uninstalled .pc version is not VERSION"
+$CC -std=c99 -Wall -Werror examples/c/verify_receipt.c \
+    $(PKG_CONFIG_PATH="$PWD/build/lib/pkgconfig" pkg-config --cflags --libs iapverify jansson) -o "$TMP/uninstalled"
+ldd "$TMP/uninstalled" > "$TMP/ldd-uninstalled"
+grep -q "libiapverify.so.1 => $PWD/build/lib/libiapverify.so.1" "$TMP/ldd-uninstalled" || fail "the checkout build does not load build/lib"
+env -u LD_LIBRARY_PATH "$TMP/uninstalled" '{"bundle_id":"com.dashedspace.analytics"}' \
+    Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 > "$TMP/out0"
+grep -q '^verdict=valid valid=1' "$TMP/out0" || fail "the checkout build did not verify the receipt"
+
+echo "-- make install runs ldconfig into the live system only (not under DESTDIR)"
+printf '#!/bin/sh\necho "$*" >> %s\n' "$TMP/ldconfig.calls" > "$TMP/fake-ldconfig" && chmod +x "$TMP/fake-ldconfig"
+make -s install PREFIX=/usr/local DESTDIR="$TMP/stage" LDCONFIG="$TMP/fake-ldconfig" >/dev/null
+[ ! -e "$TMP/ldconfig.calls" ] || fail "make install DESTDIR=... ran ldconfig"
+[ -f "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" ] && ! grep -q rpath "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" \
+  || fail "installed iapverify.pc missing or carries an rpath"
+if [ "$(id -u)" = 0 ]; then
+  make -s install PREFIX="$TMP/live" LDCONFIG="$TMP/fake-ldconfig" >/dev/null 2>"$TMP/install.err"
+  head -1 "$TMP/ldconfig.calls" | grep -qx '' || fail "make install did not run ldconfig (calls: $(cat "$TMP/ldconfig.calls"))"
+  grep -q "is not searched by the dynamic linker" "$TMP/install.err" || fail "no note for a LIBDIR the dynamic linker does not search"
+else
+  echo "   (not root: the live ldconfig run is not checked)"
+fi
+
 echo "-- a C program built against the installed library via pkg-config"
-make -s install PREFIX="$TMP/prefix" >/dev/null
+make -s install PREFIX="$TMP/prefix" LDCONFIG= >/dev/null
 test -L "$TMP/prefix/lib/libiapverify.so" && test -L "$TMP/prefix/lib/libiapverify.so.1" || fail "SONAME symlinks missing"
 export PKG_CONFIG_PATH="$TMP/prefix/lib/pkgconfig"
 $CC -std=c99 -Wall -Werror examples/c/verify_receipt.c $(pkg-config --cflags --libs iapverify jansson) \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests: outputs and the exit codes of SPEC §9 (0 valid, 1 other verdict, 2 usage/config/input).
+# CLI tests: outputs and the exit codes of docs/cli.md (0 valid, 1 other verdict, 2 usage/config/input).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=build/bin/iapverify
@@ -76,6 +76,57 @@ echo '{"bundle_id":"*"}' > "$TMP/production-any.json"
 expect 1 "jws: production only" -- $BIN jws "$JWS" --config "$TMP/production-any.json" --now 1893456000000
 has '"verdict":"environment_rejected"' out
 expect 0 "help" -- $BIN --help
+for sub in receipt response entitlements jws inspect; do has "^  $sub " out; done
+has 'docs/cli.md' out
+if grep -q SPEC "$TMP/out"; then echo "FAIL: --help mentions SPEC"; failures=$((failures + 1)); fi
+for sub in receipt response entitlements jws inspect; do
+  expect 0 "$sub --help points to docs/cli.md" -- $BIN $sub --help
+  has 'docs/cli.md' out
+  if grep -q SPEC "$TMP/out"; then echo "FAIL: $sub --help mentions SPEC"; failures=$((failures + 1)); fi
+done
+expect 0 "--version is the VERSION file" -- $BIN --version
+[ "$(cat "$TMP/out")" = "$(cat VERSION)" ] || { echo "FAIL: --version says $(cat "$TMP/out"), VERSION says $(cat VERSION)"; failures=$((failures + 1)); }
+
+# Usage errors exit 2, the bare command included, with the usage on stderr.
+expect 2 "bare iapverify is a usage error" -- $BIN
+has 'USAGE: iapverify <subcommand>' err
+has 'receipt' err
+[ ! -s "$TMP/out" ] || { echo "FAIL: bare iapverify wrote to stdout"; failures=$((failures + 1)); }
+
+# Inputs that are not receipts are named, with what to do instead.
+{ echo "-----BEGIN PKCS7-----"; base64 -w 64 "$R"; echo "-----END PKCS7-----"; } > "$TMP/receipt.pem"
+expect 0 "PEM PKCS7 receipt is decoded" -- $BIN receipt "$TMP/receipt.pem" --bundle-id com.dashedspace.analytics --now 1893456000000
+has '"verdict":"valid"' out
+sed 's/$/\r/' "$TMP/receipt.pem" > "$TMP/receipt-crlf.pem"
+expect 0 "PEM with CRLF line ends, from stdin" -- sh -c "$BIN receipt - --bundle-id com.dashedspace.analytics --now 1893456000000 < '$TMP/receipt-crlf.pem'"
+expect 0 "inspect a PEM receipt" -- $BIN inspect "$TMP/receipt.pem"
+has '"trusted":false' out
+{ echo "-----BEGIN CERTIFICATE-----"; base64 -w 64 "$R"; echo "-----END CERTIFICATE-----"; } > "$TMP/cert.pem"
+expect 2 "another PEM block is named" -- $BIN receipt "$TMP/cert.pem" --bundle-id x --now 1
+has 'is a PEM "CERTIFICATE" block, not a receipt' err
+expect 2 "a /verifyReceipt body given to receipt" -- $BIN receipt "$FX/verifyreceipt/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --now 1
+has 'is JSON, not a receipt' err
+has 'iapverify response' err
+expect 2 "JSON from stdin given to inspect" -- sh -c "echo ' {\"status\":0}' | $BIN inspect -"
+has 'iapverify response' err
+: > "$TMP/empty"
+expect 2 "empty receipt file" -- $BIN receipt "$TMP/empty" --bundle-id x --now 1
+has 'is empty' err
+
+# --now in seconds is refused with a hint; milliseconds and RFC 3339 are accepted.
+expect 2 "--now in seconds" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 1893456000
+has 'looks like Unix seconds' err
+has '1893456000000' err
+has '2030-01-01T00:00:00Z' err
+expect 0 "--now in milliseconds" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 1893456000000
+
+# Errors on files say why.
+expect 2 "missing file says why" -- $BIN receipt "$TMP/nonexistent.der" --bundle-id x --now 1
+has 'No such file or directory' err
+expect 2 "a directory says why" -- $BIN receipt "$TMP" --bundle-id x --now 1
+has 'Is a directory' err
+expect 2 "missing config file says why" -- $BIN receipt "$R" --config "$TMP/nonexistent.json" --now 1
+has 'No such file or directory' err
 
 # Shared defaults with the library (environments ["Production"]); "*" only when no bundle id is given anywhere.
 SB=$FX/receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der

@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
-# Go binding tests and the Go example, against the library installed into a temporary prefix.
+# Go binding tests and the Go example, built straight from this checkout the way docs/go.md says:
+# the uninstalled build/lib/pkgconfig/iapverify.pc (`make` writes it; its rpath finds build/lib at
+# run time) and a `replace` line to bindings/go. Nothing is installed, no LD_LIBRARY_PATH.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# A stable prefix: Go caches cgo link flags, so a temporary one would go stale between runs.
-PREFIX="$ROOT/build/prefix"
-make -s -C "$ROOT" install PREFIX="$PREFIX" >/dev/null
-export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" LD_LIBRARY_PATH="$PREFIX/lib"
+fail() { echo "go-test FAILED: $*" >&2; exit 1; }
+[ -f "$ROOT/build/lib/pkgconfig/iapverify.pc" ] || fail "build/lib/pkgconfig/iapverify.pc missing: run make"
+export PKG_CONFIG_PATH="$ROOT/build/lib/pkgconfig"
+unset LD_LIBRARY_PATH
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="${GOCACHE:-$ROOT/build/go-cache}"
+MODULE=github.com/iapverify/iapverify/bindings/go
 (cd "$ROOT/bindings/go" && go vet ./... && go test -count=1 ./...)
-cd "$ROOT/examples/go"
-go build -o "$TMP/example" .
+
+# examples/go as committed: its go.mod carries the replace line.
+(cd "$ROOT/examples/go" && grep -q "^replace $MODULE => ../../bindings/go" go.mod && go build -o "$TMP/example" .) \
+  || fail "examples/go does not build from the checkout"
+
+# A new module of the user's, exactly as docs/go.md: require + replace, then go build.
+mkdir "$TMP/app" && cp "$ROOT/examples/go/main.go" "$TMP/app/"
+(cd "$TMP/app" && go mod init example.com/receipts >/dev/null 2>&1 \
+  && go mod edit -require="$MODULE@v0.0.0" -replace="$MODULE=$ROOT/bindings/go" \
+  && go build -o "$TMP/app-bin" .) || fail "a new module with the replace line does not build"
+for bin in example app-bin; do
+  ldd "$TMP/$bin" > "$TMP/ldd"
+  grep -q "libiapverify.so.1 => $ROOT/build/lib/libiapverify.so.1" "$TMP/ldd" || { cat "$TMP/ldd"; fail "$bin does not load build/lib/libiapverify.so.1"; }
+done
+
 echo '{"bundle_id":"com.dashedspace.analytics"}' > "$TMP/config.json"
-"$TMP/example" -config "$TMP/config.json" -now 1745000000000 \
+"$TMP/app-bin" -config "$TMP/config.json" -now 1745000000000 \
     "$ROOT/Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der" | tee "$TMP/out"
 grep -q 'api.dashedspace.com.plan.yearly *active=true' "$TMP/out"
 # The net/http mode: serve on a free port, POST the receipt, expect 200 and the entitlement.

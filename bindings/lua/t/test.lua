@@ -1,6 +1,9 @@
 -- Tests for resty.iapverify, run by LuaJIT: `luajit t/test.lua REPO_ROOT LIBRARY_PATH`.
 local root, library = arg[1], arg[2]
-package.path = root .. "/bindings/lua/lib/?.lua;" .. package.path
+-- IAPVERIFY_LUA_INSTALLED=1 (t/rock.sh): test the module as luarocks installed it, on LUA_PATH.
+local installed = os.getenv("IAPVERIFY_LUA_INSTALLED") == "1"
+if not installed then package.path = root .. "/bindings/lua/lib/?.lua;" .. package.path end
+local module_path = package.searchpath("resty.iapverify", package.path)
 local iapverify = require "resty.iapverify"
 local cjson = require "cjson"
 local ffi = require "ffi"
@@ -18,7 +21,12 @@ end
 local function normalize(s) return (s:gsub("%s+", " "):gsub("%s*([%(%),;%*])%s*", "%1")) end
 
 assert(iapverify.load(library))
-check(iapverify.version() == "0.1.0", "version")
+local version = read(root .. "/VERSION"):gsub("%s+$", "")
+check(iapverify.version() == version, "library version is VERSION")
+check(iapverify._VERSION == version, "resty.iapverify _VERSION is VERSION")
+if installed then
+    check(module_path and not module_path:find(root .. "/bindings/", 1, true), "installed module under test: " .. tostring(module_path))
+end
 
 -- The cdef must match the header, function by function.
 local header = read(root .. "/Include/iapverify.h"):gsub("/%*.-%*/", "")

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -112,7 +113,7 @@ def test_threads_share_one_verifier(fixtures):
 
 
 def test_library_version_and_loader_override(tmp_path):
-    assert iapverify.library_version() == "0.1.0"
+    assert iapverify.library_version() == (Path(__file__).resolve().parents[3] / "VERSION").read_text().strip()
     code = "import iapverify; iapverify.Verifier({'bundle_id': '*'})"
     env = dict(os.environ, IAPVERIFY_LIBRARY=str(tmp_path / "missing.so"))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
