@@ -28,9 +28,12 @@ from pathlib import Path
 
 try:
     import jsonschema
-    from referencing import Registry, Resource
 except ImportError:  # pragma: no cover
-    sys.exit("check_schemas.py needs jsonschema >= 4.18 (pip install jsonschema)")
+    sys.exit("check_schemas.py needs the jsonschema package (pip install jsonschema, or Debian's python3-jsonschema)")
+try:
+    from referencing import Registry, Resource      # jsonschema >= 4.18
+except ImportError:                                  # older jsonschema (Debian 12 ships 4.10): RefResolver
+    Registry = Resource = None
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "docs" / "schema"
@@ -44,13 +47,19 @@ BOTH = ["Production", "Sandbox"]
 
 def load_schemas() -> dict[str, jsonschema.protocols.Validator]:
     docs = {p.name: json.loads(p.read_text()) for p in sorted(SCHEMAS.glob("*.schema.json"))}
-    registry = Registry().with_resources((name, Resource.from_contents(doc)) for name, doc in docs.items())
     validators = {}
     for name, doc in docs.items():
         cls = jsonschema.validators.validator_for(doc)
         cls.check_schema(doc)
         assert doc.get("$schema") == "https://json-schema.org/draft/2020-12/schema", f"{name}: not draft 2020-12"
-        validators[name.removesuffix(".schema.json")] = cls(doc, registry=registry)
+        assert doc.get("$id") == name, f"{name}: its $id must be its file name"
+        if Registry is not None:
+            registry = Registry().with_resources((n, Resource.from_contents(d)) for n, d in docs.items())
+            validator = cls(doc, registry=registry)
+        else:
+            resolver = jsonschema.RefResolver(base_uri=name, referrer=doc, store=dict(docs))
+            validator = cls(doc, resolver=resolver)
+        validators[name[: -len(".schema.json")]] = validator
     return validators
 
 

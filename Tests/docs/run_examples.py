@@ -155,6 +155,61 @@ def run_block(block: Block, python: str) -> tuple[bool, str]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`|\*|_(?=\w)|(?<=\w)_", lambda m: "_" if m.group(0) == "_" else "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    out, seen, fenced = set(), {}, False
+    for line in path.read_text().splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        if fenced or not line.startswith("#"):
+            continue
+        base = slug(line.lstrip("#"))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def check_links(files: list[Path]) -> list[str]:
+    """Every relative link resolves to a file in the repository (and its anchor to a heading);
+    nothing points outside the repository."""
+    problems = []
+    for path in files:
+        fenced = False
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if FENCE.match(line):
+                fenced = not fenced
+            if fenced:
+                continue
+            where = f"{path.relative_to(ROOT)}:{number}"
+            if "SPEC" in line or "shared/" in line.replace("Tests/shared", ""):
+                problems.append(f"{where}: points to a document outside the repository")
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z]+:", target):
+                    continue  # a URL, not a file
+                file_part, _, anchor = target.partition("#")
+                dest = (path.parent / file_part).resolve() if file_part else path
+                try:
+                    dest.relative_to(ROOT)
+                except ValueError:
+                    problems.append(f"{where}: {target} leaves the repository")
+                    continue
+                if not dest.exists():
+                    problems.append(f"{where}: {target}: no such file")
+                elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    problems.append(f"{where}: {target}: no heading with that anchor")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_python = ROOT / "build" / "venv" / "bin" / "python"
@@ -166,7 +221,7 @@ def main() -> int:
     args = ap.parse_args()
     files = [f.resolve() for f in args.files] or [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 
-    failures: list[str] = []
+    failures: list[str] = check_links(files)
     counts = {"run": 0, "skip": 0, "fragment": 0, "schema": 0}
     for path in files:
         for b in blocks(path):
