@@ -119,7 +119,7 @@ PY_PLATFORM := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_platf
 WHEEL       := $(OUT)/wheel/iapverify-$(VERSION)-py3-none-$(PY_PLATFORM).whl
 PY_STAGE    := $(OUT)/python-src
 PY_BUILDENV := $(OUT)/venv-build
-PY_TESTENV  := $(OUT)/venv-wheel
+PY_TESTENV  := $(OUT)/venv
 
 wheel: $(WHEEL)
 

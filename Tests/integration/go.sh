@@ -10,7 +10,10 @@ fail() { echo "go-test FAILED: $*" >&2; exit 1; }
 [ -f "$ROOT/build/lib/pkgconfig/iapverify.pc" ] || fail "build/lib/pkgconfig/iapverify.pc missing: run make"
 export PKG_CONFIG_PATH="$ROOT/build/lib/pkgconfig"
 unset LD_LIBRARY_PATH
-export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="${GOCACHE:-$ROOT/build/go-cache}"
+# Go (1.19 at least) leaves pkg-config's output out of its build cache keys: a cache that once
+# linked against another iapverify.pc (an installed one, another checkout) would keep its flags.
+# This checkout's own cache holds only builds against this .pc.
+export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="$ROOT/build/go-cache-checkout"
 MODULE=github.com/iapverify/iapverify/bindings/go
 (cd "$ROOT/bindings/go" && go vet ./... && go test -count=1 ./...)
 

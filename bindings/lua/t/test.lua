@@ -37,7 +37,9 @@ for decl in header:gmatch("[%w_ ]+[%s%*]+iapv_[%w_]+%b();") do
     count = count + 1
     check(normalize(cdef):find(normalize(decl), 1, true) ~= nil, "cdef matches header: " .. normalize(decl))
 end
-check(count == 13, "the header declares 13 functions, found " .. count)
+local declared = 0
+for _ in cdef:gmatch("[%s%*]iapv_[%w_]+%(") do declared = declared + 1 end
+check(count == declared, "the header declares " .. count .. " functions, the cdef " .. declared)
 
 -- The shared expectations, as every binding answers them.
 local doc = cjson.decode(read(root .. "/Tests/shared/expectations.json"))

@@ -32,6 +32,7 @@ typedef struct iapv_result iapv_result;
 uint32_t iapv_abi_version(void);
 const char *iapv_version_string(void);
 const char *iapv_status_name(iapv_status s);
+size_t iapv_error_message_size(void);
 iapv_status iapv_verifier_new(const char *config_json, size_t config_len, iapv_verifier **out, iapv_error *err);
 void iapv_verifier_free(iapv_verifier *v);
 iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
