@@ -5,29 +5,53 @@
 //   equivalent spellings as equal), and a payload that should carry a bundle id but does not
 //   fails closed, even when the config accepts any app.
 
-enum BundleCheck: Equatable {
-    /// The config's `bundle_id` is `"*"` and the payload names an app.
+/// What one policy check concluded.
+enum PolicyOutcome: Equatable {
+    case ok
+    /// The check does not apply (no `bundle_versions`, no device id given, ...).
+    case skipped
+    /// Deliberately not performed: `bundle_id` is `"*"`.
     case notChecked
-    case matches
-    /// The verdict is `bundle_mismatch`; the reason is ready to show.
-    case mismatch(String)
+    case failed(Verdict, String)
+
+    /// The report a failed outcome becomes, built by the entry point's own `reject`.
+    func rejection<R>(_ reject: (Verdict, String) -> R) -> R {
+        if case .failed(let verdict, let why) = self { return reject(verdict, why) }
+        return reject(.malformed, "a policy check neither passed nor failed")
+    }
 }
 
 extension VerifierConfig {
-    /// Checks the UTF-8 bytes of the payload's bundle id; `what` names the payload in the reason.
-    func checkBundle<Bytes: Sequence<UInt8>>(_ bundle: Bytes?, display: String?, what: String) -> BundleCheck {
+    /// The bundle rule on the UTF-8 bytes of the payload's bundle id; `what` names the payload.
+    func checkBundle<Bytes: Sequence<UInt8>>(_ bundle: Bytes?, display: String?, what: String) -> PolicyOutcome {
         guard let bundle else {
-            return .mismatch("the \(what) carries no bundle id, so it cannot be for \(bundleID == "*" ? "any configured app" : "\"\(bundleID)\"")")
+            return .failed(.bundleMismatch,
+                           "the \(what) carries no bundle id, so it cannot be for \(bundleID == "*" ? "any configured app" : "\"\(bundleID)\"")")
         }
         if bundleID == "*" { return .notChecked }
         guard bundle.elementsEqual(bundleID.utf8) else {
-            return .mismatch("the \(what) is for \"\(display ?? "?")\", not \"\(bundleID)\"")
+            return .failed(.bundleMismatch, "the \(what) is for \"\(display ?? "?")\", not \"\(bundleID)\"")
         }
-        return .matches
+        return .ok
     }
 
-    func checkBundle(_ bundle: String?, what: String) -> BundleCheck {
+    func checkBundle(_ bundle: String?, what: String) -> PolicyOutcome {
         checkBundle(bundle?.utf8, display: bundle, what: what)
+    }
+
+    /// The environment rule: a name Apple writes, mapped once, then the config's set decides.
+    func checkEnvironment(_ name: String?, what: String) -> PolicyOutcome {
+        guard let environment = ReceiptEnvironment(appleName: name) else {
+            return .failed(.environmentRejected, "the \(what) names \(name.map { "\"\($0)\"" } ?? "no environment"), which is not a known environment")
+        }
+        return checkEnvironment(environment, what: what)
+    }
+
+    func checkEnvironment(_ environment: ReceiptEnvironment, what: String) -> PolicyOutcome {
+        guard environments.contains(environment) else {
+            return .failed(.environmentRejected, "the \(what) is from \(environment.rawValue), which the config's environments do not accept")
+        }
+        return .ok
     }
 }
 

@@ -189,68 +189,16 @@ extension Verifier {
 
     private func policyChecks(options: CallOptions, nowMs: Int64, _ report: inout ReceiptReport) {
         guard let payload = report.payload else { return }
-        // 8: environment
-        guard let env = ReceiptEnvironment(appleName: payload.receiptType) else {
-            report.fail(.environment, .environmentRejected,
-                        "the receipt type \(payload.receiptType.map { "\"\($0)\"" } ?? "(absent)") is not a known environment")
-            return
-        }
-        guard config.environments.contains(env) else {
-            report.fail(.environment, .environmentRejected,
-                        "the receipt is from \(env.rawValue), which the config's environments do not accept")
-            return
-        }
-        report.mark(.environment, .ok)
-        // 9: bundle id, exact bytes
-        switch config.checkBundle(payload.bundleIDBytes, display: payload.bundleID, what: "receipt") {
-        case .notChecked: report.mark(.bundleID, .notChecked)
-        case .matches: report.mark(.bundleID, .ok)
-        case .mismatch(let why):
-            report.fail(.bundleID, .bundleMismatch, why)
-            return
-        }
-        // 10: app version
-        if let versions = config.bundleVersions {
-            guard let v = payload.appVersion, versions.contains(v) else {
-                report.fail(.bundleVersion, .versionMismatch,
-                            "the app version \(payload.appVersion.map { "\"\($0)\"" } ?? "(absent)") is not in bundle_versions")
+        let context = PolicyContext(config: config, options: options, nowMs: nowMs)
+        for policy in ReceiptPolicies.all {
+            switch policy.evaluate(payload, context) {
+            case .ok: report.mark(policy.check, .ok)
+            case .skipped: report.mark(policy.check, .skipped)
+            case .notChecked: report.mark(policy.check, .notChecked)
+            case .failed(let verdict, let why):
+                report.fail(policy.check, verdict, why)
                 return
             }
-            report.mark(.bundleVersion, .ok)
-        } else {
-            report.mark(.bundleVersion, .skipped)
-        }
-        // 11: device hash
-        if config.deviceCheck != .off, let device = options.deviceID {
-            guard let opaque = payload.opaqueValue, let bundle = payload.bundleIDValue, let expected = payload.sha1Hash,
-                  Digest.sha1(device + opaque + bundle) == expected else {
-                report.fail(.device, .deviceMismatch, "the receipt was not issued to this device (attribute 5 hash differs)")
-                return
-            }
-            report.mark(.device, .ok)
-        } else {
-            report.mark(.device, .skipped)
-        }
-        // 12: receipt expiration
-        if let expires = payload.expirationDateMs {
-            guard nowMs < expires else {
-                report.fail(.expiration, .receiptExpired, "the receipt expired at \(RFC3339.format(expires))")
-                return
-            }
-            report.mark(.expiration, .ok)
-        } else {
-            report.mark(.expiration, .skipped)
-        }
-        // 13: maximum age
-        if let maxAge = config.maxReceiptAgeMs, let created = payload.creationDateMs {
-            let (oldest, overflow) = nowMs.subtractingReportingOverflow(maxAge)
-            guard overflow || created >= oldest else {
-                report.fail(.age, .stale, "the receipt was created at \(RFC3339.format(created)), more than max_receipt_age_ms ago")
-                return
-            }
-            report.mark(.age, .ok)
-        } else {
-            report.mark(.age, .skipped)
         }
         report.pass(config.bundleID == "*"
             ? "the receipt is signed by Apple (bundle id not checked: the config accepts any app)"

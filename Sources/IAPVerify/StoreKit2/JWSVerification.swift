@@ -193,18 +193,16 @@ extension Verifier {
             return report
         }
         // Environment and bundle, as for receipts.
-        guard let env = report.environment else {
-            report.fail(.environmentRejected, "the JWS names no known environment")
+        let environmentOutcome = report.environment.map { config.checkEnvironment($0, what: "JWS") }
+            ?? .failed(.environmentRejected, "the JWS names no known environment")
+        if case .failed(let verdict, let why) = environmentOutcome {
+            report.fail(verdict, why)
             return report
         }
-        guard config.environments.contains(env) else {
-            report.fail(.environmentRejected, "the JWS is from \(env.rawValue), which the config's environments do not accept")
-            return report
-        }
-        // Renewal infos carry no bundle id; every other known kind must name one (SPEC §14).
+        // Renewal infos carry no bundle id; every other known kind must name one.
         if let kind = report.kind, kind != .renewalInfo,
-           case .mismatch(let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
-            report.fail(.bundleMismatch, why)
+           case .failed(let verdict, let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
+            report.fail(verdict, why)
             return report
         }
         if report.kind == .notification, var n = report.notification, depth == 0 {

@@ -195,8 +195,8 @@ extension Verifier {
 
         // The same policy checks as a receipt: bundle id, then environment.
         let bundle = report.receipt?.bundleID
-        if case .mismatch(let why) = config.checkBundle(bundle, what: "response") {
-            var r = reject(.bundleMismatch, why)
+        if case .failed(let verdict, let why) = config.checkBundle(bundle, what: "response") {
+            var r = reject(verdict, why)
             r.receipt = report.receipt
             return r
         }
@@ -209,8 +209,10 @@ extension Verifier {
             environment = endpoint == "sandbox" ? .sandbox : .production
         }
         report.environment = environment
-        guard let env = environment, config.environments.contains(env) else {
-            var r = reject(.environmentRejected, "the response is from \(environment?.rawValue ?? "an unknown environment"), which the config's environments do not accept")
+        let environmentOutcome = environment.map { config.checkEnvironment($0, what: "response") }
+            ?? .failed(.environmentRejected, "the response is from an unknown environment, which no config accepts")
+        guard let env = environment, environmentOutcome == .ok else {
+            var r = environmentOutcome.rejection(reject)
             r.environment = environment
             r.receipt = report.receipt
             return r

@@ -10,13 +10,13 @@ final class BundleRuleTests: XCTestCase {
 
     func testTheRuleItself() {
         let exact = VerifierConfig(bundleID: composed)
-        XCTAssertEqual(exact.checkBundle(composed, what: "x"), .matches)
+        XCTAssertEqual(exact.checkBundle(composed, what: "x"), .ok)
         XCTAssertTrue(composed == decomposed, "Swift's String == would call these equal")
-        guard case .mismatch = exact.checkBundle(decomposed, what: "x") else { return XCTFail("bytes differ: mismatch") }
-        guard case .mismatch = exact.checkBundle(nil, what: "x") else { return XCTFail("absent: mismatch") }
+        guard case .failed = exact.checkBundle(decomposed, what: "x") else { return XCTFail("bytes differ: mismatch") }
+        guard case .failed = exact.checkBundle(nil, what: "x") else { return XCTFail("absent: mismatch") }
         let any = VerifierConfig(bundleID: "*")
         XCTAssertEqual(any.checkBundle(decomposed, what: "x"), .notChecked)
-        guard case .mismatch(let why) = any.checkBundle(nil, what: "transaction") else { return XCTFail("absent under *: mismatch") }
+        guard case .failed(_, let why) = any.checkBundle(nil, what: "transaction") else { return XCTFail("absent under *: mismatch") }
         XCTAssertTrue(why.contains("carries no bundle id"), why)
     }
 

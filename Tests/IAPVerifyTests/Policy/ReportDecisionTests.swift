@@ -45,4 +45,8 @@ final class ReportDecisionTests: XCTestCase {
         XCTAssertNil(ReceiptEnvironment(appleName: "Staging"))
         XCTAssertNil(ReceiptEnvironment(appleName: nil))
     }
+
+    func testReceiptPoliciesAreChecks8To13InOrder() {
+        XCTAssertEqual(ReceiptPolicies.all.map(\.check), Array(ReceiptCheck.allCases.suffix(6)))
+    }
 }
