@@ -389,6 +389,7 @@ def main() -> int:
 
     cases = (real_receipt_cases() + xcode_cases() + fakepki_cases() + hostile_cases() + response_cases()
              + entitlement_cases() + jws_cases() + shared_expectation_cases())
+    manual_probes: list[Case] = []
 
     # The duplicate-notification case needs the UUID of the notification it replays.
     for c in cases:
@@ -457,6 +458,14 @@ def main() -> int:
                 fail(f"{b.where}: does not match {b.arg}.schema.json: {e.message}")
             doc_blocks += 1
             inputs_checked += 1
+            # The library must accept it too: run it through `iapverify entitlements`.
+            empty = json.dumps({"transactions": []}).encode()
+            probe = {"config": dict(config=doc, input_bytes=empty),
+                     "options": dict(config={"bundle_id": "*"}, options=doc, input_bytes=empty),
+                     "entitlement-input": dict(config={"bundle_id": "*"}, input_bytes=b.code.encode())}.get(b.arg)
+            if probe is not None:
+                manual_probes.append(Case(f"{b.where} ({b.arg})", "entitlements", "entitlements-result",
+                                          expect="valid", **probe))
 
     # What the library refuses, the schemas refuse (hostile configs, options and entitlement inputs).
     refused = 0
@@ -480,6 +489,8 @@ def main() -> int:
             fail(f"hostile {h['file']} ({h['note']}): the library refuses it, {schema_for[h['entry']]}.schema.json accepts it")
         else:
             refused += 1
+
+    cases += manual_probes      # run after the input checks above: the library must accept them
 
     # Run every case through the CLI and validate what it prints.
     seen: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
