@@ -1,7 +1,8 @@
 # iapverify: build, test, benchmark and install.
 #   make            release libiapverify.so (Swift runtime linked in) and the iapverify CLI
 #   make demo       verify a real receipt bundled in the repo and print the purchases
-#   make test       every test: Swift tests, ABI/header checks, installed-library C test, CLI
+#   make test       every test: Swift tests, ABI/header checks, C consumers (checkout, make install,
+#                   Debian packages), CLI, bindings (the installed wheel, the rock, Go), nginx, docs
 #   make bench      receipts per second against a plain C PKCS7_verify loop
 #   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc, ldconfig
 #   make wheel      build/wheel/iapverify-VERSION-py3-none-PLATFORM.whl, the library bundled in
@@ -28,7 +29,7 @@ LDCONFIG    ?= /sbin/ldconfig
 PYTHON      ?= python3
 
 .PHONY: all bootstrap check-openssl demo test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        wheel deb deb-test ldconfig nginx-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
+        wheel deb deb-test ldconfig docs-test nginx-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
@@ -73,7 +74,7 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl all swift-test c-test deb-test cli-test bindings-test nginx-test fuzz-replay
+test: bootstrap check-openssl all swift-test c-test deb-test cli-test bindings-test nginx-test docs-test fuzz-replay
 	@echo "make test: all tests passed"
 
 # Fuzzing. `make test` replays every committed input once (deterministic); `make fuzz` explores:
@@ -137,12 +138,18 @@ $(WHEEL): $(OUT)/lib/$(SONAME) VERSION $(shell find bindings/python/src -name '*
 
 python-test: wheel
 	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
-	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]"
+	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]" "jsonschema>=4.18"
 	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
 	    ../bindings/python/tests ../examples/python/tests
 
 # The binding from the source tree, then the rock installed by `luarocks make` into build/lua-tree
 # (when luarocks is installed: scripts/bootstrap installs it) and tested from there.
+# The manual: every result the CLI gives on the fixtures against docs/schema, and the marked code
+# blocks of README.md and docs/*.md run (Python blocks in the venv with the installed wheel).
+docs-test: python-test
+	$(PY_TESTENV)/bin/python Tests/docs/check_schemas.py
+	$(PYTHON) Tests/docs/run_examples.py --python $(PY_TESTENV)/bin/python
+
 lua-test: all
 	luajit bindings/lua/t/test.lua $(CURDIR) $(CURDIR)/$(OUT)/lib/libiapverify.so.1
 	bindings/lua/t/rock.sh
