@@ -349,6 +349,29 @@ def shared_expectation_cases() -> list[Case]:
     return out
 
 
+# Members whose values are names the manual must explain (not free text, ids or dates).
+ENUMERATED = {"verdict", "state", "action", "kind", "period", "ownership", "expiration_reason", "rule", "style",
+              "digest", "signature", "type", "environment", "status"}
+
+
+def collect_names(value, out: set, key: str | None = None) -> None:
+    """Member names of a result, and the values of its enumerated members. Apple's raw `payload`
+    and the group names of `intro_eligible` are data, not names."""
+    if isinstance(value, dict):
+        if key in ("payload", "intro_eligible"):
+            return
+        if key == "checks":
+            out.update(value.values())
+        for k, v in value.items():
+            out.add(k)
+            collect_names(v, out, k)
+    elif isinstance(value, list):
+        for v in value:
+            collect_names(v, out, key)
+    elif isinstance(value, str) and key in ENUMERATED and key != "status":
+        out.add(value)
+
+
 # ---- running ---------------------------------------------------------------------------------
 
 def run(case: Case, cli: str, tmp: Path, index: int):
@@ -497,6 +520,7 @@ def main() -> int:
     states = collections.Counter()
     round_trip: list[Case] = []
     samples: dict[str, dict] = {}
+    names: set[str] = set()
     validated = 0
     with tempfile.TemporaryDirectory(prefix="iapv-schemas-") as tmpdir:
         tmp = Path(tmpdir)
@@ -525,6 +549,7 @@ def main() -> int:
             verdict = result.get("verdict")
             if not errors:
                 samples.setdefault(case.schema, result)
+            collect_names(result, names)
             seen[case.schema][verdict] += 1
             for ent in result.get("entitlements", []):
                 states[ent["state"]] += 1
@@ -583,6 +608,12 @@ def main() -> int:
     entitlement_states = set(validators["common"].schema["$defs"]["entitlement"]["properties"]["state"]["enum"])
     if entitlement_states - set(states):
         fail(f"entitlement states no fixture produced: {sorted(entitlement_states - set(states))}")
+
+    # Every member name and every enumerated value the results carry is documented in the manual.
+    manual = "\n".join(p.read_text() for p in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")))
+    undocumented = sorted(n for n in names if f"`{n}`" not in manual)
+    if undocumented:
+        fail(f"names in results that the manual never mentions: {undocumented}")
 
     summary = ", ".join(f"{s} {sum(c.values())}" for s, c in sorted(seen.items()))
     print(f"check_schemas: {validated} results validated ({summary}); {inputs_checked} inputs validated; "
