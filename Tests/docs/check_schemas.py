@@ -611,6 +611,16 @@ def main() -> int:
 
     # Every member name and every enumerated value the results carry is documented in the manual.
     manual = "\n".join(p.read_text() for p in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")))
+    def schema_keys(node, out):
+        if isinstance(node, dict):
+            out.update(node.get("properties", {}).keys())
+            for v in node.values():
+                schema_keys(v, out)
+        elif isinstance(node, list):
+            for v in node:
+                schema_keys(v, out)
+    for schema in validators.values():
+        schema_keys(schema.schema, names)
     undocumented = sorted(n for n in names if f"`{n}`" not in manual)
     if undocumented:
         fail(f"names in results that the manual never mentions: {undocumented}")
