@@ -134,7 +134,7 @@ extension Verifier {
                                                     atMs: created, applePolicy: !xcode)
             report.chain = VerifiedChain(chain)?.summaries ?? []
         } catch {
-            recordChainFailure(error, &report)
+            record(ChainRefusal(error), &report)
             return false
         }
         report.mark(.chain, .ok)

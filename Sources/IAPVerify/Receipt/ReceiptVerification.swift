@@ -124,17 +124,13 @@ extension Verifier {
         let xcode = isXcode(report)
         let key = ChainKey(xcode ? .xcodeReceipt : .receipt, signer: envelope.signer.identifier, certificates: envelope.certificatesField)
         let verified: VerifiedChain
-        if let hit = cache.lookup(key) {
-            if let bad = hit.firstInvalid(at: created) {
-                report.fail(.chain, .untrustedChain,
-                            "\(bad.subject) is not valid at the receipt creation date (\(RFC3339.format(created)))")
-                return false
-            }
-            verified = hit
-        } else {
-            guard let fresh = validateEmbeddedChain(envelope, created: created, xcode: xcode, &report) else { return false }
-            cache.insert(key, fresh)
-            verified = fresh
+        switch cache.verifiedChain(for: key, certificates: envelope.certificates, atMs: created, timeLabel: "receipt creation date",
+                                   anchors: anchorsFor(report), applePolicy: !xcode,
+                                   signer: { ChainValidator.signerIndex(envelope.signer, in: $0) }) {
+        case .success(let chain): verified = chain
+        case .failure(let refusal):
+            record(refusal, &report)
+            return false
         }
         report.mark(.chain, .ok)
         report.mark(.signer, xcode ? .skipped : .ok)
@@ -147,41 +143,15 @@ extension Verifier {
         return decodeSignedPayload(envelope.content, &report)
     }
 
-    /// A cache miss: decode the embedded certificates and validate them with OpenSSL.
-    private func validateEmbeddedChain(_ envelope: SignedDataEnvelope, created: Int64, xcode: Bool,
-                                       _ report: inout ReceiptReport) -> VerifiedChain? {
-        var certs: [X509Certificate] = []
-        for der in envelope.certificates {
-            guard let c = X509Certificate(der: der) else {
-                report.fail(.structure, .malformed, "an embedded certificate cannot be decoded")
-                return nil
-            }
-            certs.append(c)
-        }
-        guard let index = ChainValidator.signerIndex(envelope.signer, in: certs) else {
-            report.fail(.chain, .untrustedChain, "the signer's certificate is not embedded in the receipt")
-            return nil
-        }
-        do {
-            let chain = try ChainValidator.validate(signer: certs[index], untrusted: certs, anchors: anchorsFor(report),
-                                                    atMs: created, applePolicy: !xcode)
-            guard let verified = VerifiedChain(chain) else {
-                report.fail(.chain, .untrustedChain, "the validated chain has an unreadable certificate")
-                return nil
-            }
-            return verified
-        } catch {
-            recordChainFailure(error, &report)
-            return nil
-        }
-    }
-
-    func recordChainFailure(_ error: ChainFailure, _ report: inout ReceiptReport) {
-        switch error {
-        case .untrusted(let why): report.fail(.chain, .untrustedChain, why)
-        case .notAppleSigner(let why):
+    /// A refused chain as receipt checks: undecodable certificates are check 2, a signer without
+    /// Apple's markers is check 6 (after a chain that did verify), anything else check 5.
+    func record(_ refusal: ChainRefusal, _ report: inout ReceiptReport) {
+        switch refusal.stage {
+        case .decoding: report.fail(.structure, refusal.verdict, refusal.reason)
+        case .chain: report.fail(.chain, refusal.verdict, refusal.reason)
+        case .signer:
             report.mark(.chain, .ok)
-            report.fail(.signer, .notAppleSigner, why)
+            report.fail(.signer, refusal.verdict, refusal.reason)
         }
     }
 

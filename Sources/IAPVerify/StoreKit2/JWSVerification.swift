@@ -158,32 +158,13 @@ extension Verifier {
         for der in certDER { keyBytes += der }
         let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
         let verified: VerifiedChain
-        if let hit = cache.lookup(key) {
-            if let bad = hit.firstInvalid(at: at) {
-                report.fail(.untrustedChain, "\(bad.subject) is not valid at the signed date (\(RFC3339.format(at)))")
-                return report
-            }
-            verified = hit
-        } else {
-            var certs: [X509Certificate] = []
-            for der in certDER {
-                guard let c = X509Certificate(der: der) else { report.fail(.malformed, "an x5c certificate cannot be decoded"); return report }
-                certs.append(c)
-            }
-            do {
-                let anchors = xcode ? (xcodeAnchors ?? self.anchors) : self.anchors
-                let chain = try ChainValidator.validate(signer: certs[0], untrusted: Array(certs.dropFirst()), anchors: anchors,
-                                                        atMs: at, applePolicy: !xcode, timeLabel: "signed date")
-                guard let v = VerifiedChain(chain) else { report.fail(.untrustedChain, "the validated chain has an unreadable certificate"); return report }
-                cache.insert(key, v)
-                verified = v
-            } catch {
-                switch error {
-                case .untrusted(let why): report.fail(.untrustedChain, why)
-                case .notAppleSigner(let why): report.fail(.notAppleSigner, why)
-                }
-                return report
-            }
+        switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, timeLabel: "signed date",
+                                   anchors: xcode ? (xcodeAnchors ?? anchors) : anchors, applePolicy: !xcode,
+                                   signer: { $0.isEmpty ? nil : 0 }) {
+        case .success(let chain): verified = chain
+        case .failure(let refusal):
+            report.fail(refusal.verdict, refusal.reason)
+            return report
         }
         report.chain = verified.summaries
         guard ES256.verify(signature: jws.signature, message: jws.signingInput, key: verified.leafKey) else {

@@ -107,3 +107,63 @@ final class ChainCache: @unchecked Sendable {
         return entries.count
     }
 }
+
+/// Why a chain was refused, in the terms every entry point reports.
+struct ChainRefusal: Error {
+    enum Stage { case decoding, chain, signer }
+    let stage: Stage
+    let verdict: Verdict
+    let reason: String
+
+    init(stage: Stage, verdict: Verdict, reason: String) {
+        self.stage = stage
+        self.verdict = verdict
+        self.reason = reason
+    }
+
+    /// ChainValidator's failure: an unverifiable path (check 5) or a path without Apple's markers (check 6).
+    init(_ failure: ChainFailure) {
+        switch failure {
+        case .untrusted(let why): self.init(stage: .chain, verdict: .untrustedChain, reason: why)
+        case .notAppleSigner(let why): self.init(stage: .signer, verdict: .notAppleSigner, reason: why)
+        }
+    }
+}
+
+extension ChainCache {
+    /// The one lookup-or-validate step receipts and JWS share. A cached chain is re-checked at
+    /// `atMs` (each call validates at its own time); a miss decodes the certificates, validates
+    /// them with `ChainValidator` and caches the result.
+    func verifiedChain(for key: ChainKey, certificates: [ArraySlice<UInt8>], atMs: Int64, timeLabel: String,
+                       anchors: TrustAnchors, applePolicy: Bool,
+                       signer pickSigner: ([X509Certificate]) -> Int?) -> Result<VerifiedChain, ChainRefusal> {
+        if let hit = lookup(key) {
+            if let bad = hit.firstInvalid(at: atMs) {
+                return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain,
+                                             reason: "\(bad.subject) is not valid at the \(timeLabel) (\(RFC3339.format(atMs)))"))
+            }
+            return .success(hit)
+        }
+        var certs: [X509Certificate] = []
+        for der in certificates {
+            guard let c = X509Certificate(der: der) else {
+                return .failure(ChainRefusal(stage: .decoding, verdict: .malformed, reason: "an embedded certificate cannot be decoded"))
+            }
+            certs.append(c)
+        }
+        guard let index = pickSigner(certs) else {
+            return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the signer's certificate is not embedded in the \(timeLabel == "signed date" ? "token" : "receipt")"))
+        }
+        do {
+            let chain = try ChainValidator.validate(signer: certs[index], untrusted: certs, anchors: anchors, atMs: atMs,
+                                                    applePolicy: applePolicy, timeLabel: timeLabel)
+            guard let verified = VerifiedChain(chain) else {
+                return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the validated chain has an unreadable certificate"))
+            }
+            insert(key, verified)
+            return .success(verified)
+        } catch {
+            return .failure(ChainRefusal(error))
+        }
+    }
+}
