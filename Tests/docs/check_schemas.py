@@ -6,8 +6,12 @@ Runs the CLI (build/bin/iapverify) on the committed fixtures with fixed configs 
 package. It also checks the input schemas: every config, option set and entitlement input this
 script feeds the CLI (and the example configs in the repository) must validate, and every
 hostile config, option set and entitlement input the library refuses must be refused by the
-schema too. Finally every verdict a result schema lists must come out of at least one fixture,
-so a schema cannot keep a verdict the code no longer produces (or miss one it does).
+schema too. Every verdict a result schema lists must come out of at least one fixture, so a
+schema cannot keep a verdict the code no longer produces (or miss one it does), and every member
+name and enumerated value the results carry, and every key of the input schemas, must be named
+(in backquotes) somewhere in README.md or docs/*.md. The JSON blocks of the manual marked
+<!-- schema: NAME --> are validated, and the library must accept the config, options and
+entitlement-input ones.
 
     python3 Tests/docs/check_schemas.py [--cli build/bin/iapverify] [-v]
 
