@@ -57,7 +57,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IAPVerifyTests",
-            dependencies: ["IAPVerify", "IAPVerifyC"],
+            dependencies: ["IAPVerify", "IAPVerifyC", "CIAPVerifyHeader"],
             resources: [.copy("Fixtures")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

@@ -41,9 +41,8 @@ final class ResultBox {
 }
 
 /// Fills the caller's `iapv_error`, whose layout comes from the public header itself.
-private func writeError(_ err: UnsafeMutableRawPointer?, _ status: StatusCode, _ message: String) {
-    guard let err else { return }
-    let e = err.bindMemory(to: iapv_error.self, capacity: 1)
+private func writeError(_ err: UnsafeMutablePointer<iapv_error>?, _ status: StatusCode, _ message: String) {
+    guard let e = err else { return }
     e.pointee.code = status.rawValue
     e.pointee.reserved = 0
     withUnsafeMutableBytes(of: &e.pointee.message) { dst in
@@ -58,7 +57,7 @@ private func writeError(_ err: UnsafeMutableRawPointer?, _ status: StatusCode, _
     }
 }
 
-private func fail(_ err: UnsafeMutableRawPointer?, _ failure: IAPVFailure) -> Int32 {
+private func fail(_ err: UnsafeMutablePointer<iapv_error>?, _ failure: IAPVFailure) -> Int32 {
     writeError(err, failure.status, failure.message)
     return failure.status.rawValue
 }
@@ -115,7 +114,7 @@ public func iapv_status_name(_ s: Int32) -> UnsafePointer<CChar> {
 @_cdecl("iapv_verifier_new")
 public func iapv_verifier_new(_ config: UnsafePointer<CChar>?, _ len: Int,
                               _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                              _ err: UnsafeMutableRawPointer?) -> Int32 {
+                              _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let json = buffer(config, len), len > 0 else {
@@ -141,7 +140,7 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 /// The shared shape of the three calls: check arguments, parse options, run, box the result.
 private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
-                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutableRawPointer?,
+                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
                     _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, [UInt8], Bool)) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
@@ -169,7 +168,7 @@ private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: 
 public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UInt8>?, _ len: Int,
                                 _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                 _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
         return (r.verdict.rawValue, r.resultJSON(), r.isValid)
@@ -180,7 +179,7 @@ public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UI
 public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<UInt8>?, _ len: Int,
                                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                    _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                    _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
         return (r.verdict.rawValue, r.resultJSON(), r.isValid)
@@ -191,7 +190,7 @@ public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<U
 public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int,
                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                                      _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                      _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
         return (r.verdict.rawValue, r.resultJSON(), r.isValid)
@@ -202,7 +201,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
 public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _ len: Int,
                             _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                            _ err: UnsafeMutableRawPointer?) -> Int32 {
+                            _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
         return (r.verdict.rawValue, r.resultJSON(), r.isValid)

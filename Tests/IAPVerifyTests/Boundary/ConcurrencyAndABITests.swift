@@ -38,7 +38,7 @@ final class CBoundaryTests: XCTestCase {
         var out: OpaquePointer?
         var err = [UInt8](repeating: 0xAA, count: 256)
         let status = json.withCString { p in
-            err.withUnsafeMutableBytes { iapv_verifier_new(p, strlen(p), &out, $0.baseAddress) }
+            err.withUnsafeMutableBytes { iapv_verifier_new(p, strlen(p), &out, $0.baseAddress?.assumingMemoryBound(to: HeaderError.self)) }
         }
         let message = status == 0 ? "" : String(decoding: err[8...].prefix { $0 != 0 }, as: UTF8.self)
         if status != 0 { XCTAssertEqual(err.withUnsafeBytes { $0.load(as: Int32.self) }, status) }
@@ -65,7 +65,7 @@ final class CBoundaryTests: XCTestCase {
     func testBadArgumentsNeverTrap() {
         var result: OpaquePointer? = OpaquePointer(bitPattern: 0x1234)
         var err = [UInt8](repeating: 0, count: 256)
-        let rc = err.withUnsafeMutableBytes { iapv_verify_receipt(nil, nil, 0, nil, 0, 0, &result, $0.baseAddress) }
+        let rc = err.withUnsafeMutableBytes { iapv_verify_receipt(nil, nil, 0, nil, 0, 0, &result, $0.baseAddress?.assumingMemoryBound(to: HeaderError.self)) }
         XCTAssertEqual(rc, -1)
         XCTAssertNil(result)
         XCTAssertTrue(String(decoding: err[8...].prefix { $0 != 0 }, as: UTF8.self).contains("verifier"))
