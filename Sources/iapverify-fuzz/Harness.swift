@@ -63,7 +63,7 @@ enum Harness {
     static func run(_ input: UnsafeRawBufferPointer) {
         switch target {
         case .receipt:
-            // The fast path is a strict profile (SPEC §14): it may refuse what PKCS7_verify
+            // The fast path is a strict profile: it may refuse what PKCS7_verify
             // accepts, never the reverse. So only a fast `valid` is checked against the reference.
             let fast = try? verifier.verifyReceipt(input, nowMs: now)
             if let fast, fast.isValid {

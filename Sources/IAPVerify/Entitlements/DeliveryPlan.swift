@@ -1,4 +1,4 @@
-// SPEC §8: what to deliver, what to take back, and which pending order each purchase pays.
+// What to deliver, what to take back, and which pending order each purchase pays.
 // The library is stateless: the host passes what it already delivered and gets a plan back.
 
 public struct DeliveryItem: Sendable, Equatable {

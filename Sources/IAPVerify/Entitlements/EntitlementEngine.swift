@@ -1,4 +1,4 @@
-// SPEC §7: what a user is entitled to at `nowMs`, from normalised transactions, renewal infos
+// What a user is entitled to at `nowMs`, from normalised transactions, renewal infos
 // and the product catalog. One pure, deterministic function serves receipts, /verifyReceipt
 // responses and direct input alike. Input order never matters: every choice has a total order.
 

@@ -1,4 +1,4 @@
-// SPEC §7 direct input: `{"transactions": [...], "renewal_info": [...]}` for hosts that keep
+// Direct input: `{"transactions": [...], "renewal_info": [...]}` for hosts that keep
 // their own transaction store, or mix sources.
 
 public struct EntitlementInputReport: Sendable {

@@ -1,4 +1,4 @@
-// The entitlement, purchase and delivery parts of every result JSON (SPEC §7.3 and §8).
+// The entitlement, purchase and delivery parts of every result JSON.
 
 extension EntitlementReport {
     /// Writes `entitlements`, `purchases`, `delivery`, `unknown_products` and `intro_eligible`

@@ -1,5 +1,5 @@
 // Transactions and renewal infos read from JSON objects: /verifyReceipt items, the
-// entitlements input (SPEC §7) and per-call `renewal_info`. Field names follow Apple's, which
+// entitlements input and per-call `renewal_info`. Field names follow Apple's, which
 // are also the normalised names of the result JSON.
 
 enum TransactionJSON {

@@ -1,4 +1,4 @@
-// The receipt payload: a SET of (type, version, value) attributes, per DOMAIN.md.
+// The receipt payload: a SET of (type, version, value) attributes (see docs/receipts.md).
 // Decoding is strict about shape (a malformed payload is never half-read) and keeps what it
 // does not know under `unknownAttributes`.
 
@@ -78,7 +78,7 @@ enum ReceiptPayloadDecoder {
         return receipt
     }
 
-    /// What an untrusted payload may be read for before checks 5–7 pass (SPEC §14): the
+    /// What an untrusted payload may be read for before checks 5–7 pass: the
     /// receipt type (which picks the anchors) and the creation date (the validation time).
     /// Walks the top-level attributes without decoding in-app records, so a forged payload of
     /// many purchases costs a header walk, not a decode.
@@ -244,7 +244,7 @@ enum ReceiptPayloadDecoder {
         String(validating: bytes, as: UTF8.self)
     }
 
-    /// Attribute 2 must be a UTF8String (SPEC §5 check 9).
+    /// Attribute 2 must be a UTF8String (check 9).
     private static func utf8Strict(_ value: ArraySlice<UInt8>, _ type: Int64) throws(PayloadProblem) -> (String, [UInt8]) {
         let content = try inner(value, 0x0C, type: type, "a UTF8String")
         guard let s = validUTF8(content) else { throw .malformed("attribute \(type) is not valid UTF-8") }

@@ -1,4 +1,4 @@
-// The result JSON of SPEC §5.2 for a receipt report.
+// The result JSON of a receipt report.
 
 extension ReceiptReport {
     /// The full result document.

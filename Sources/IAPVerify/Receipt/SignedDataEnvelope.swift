@@ -350,7 +350,7 @@ enum SignedDataParser {
     /// The OID of an AlgorithmIdentifier in the one shape Apple and Xcode write:
     /// `SEQUENCE { OID }` or `SEQUENCE { OID, NULL }`. Parameters of any other kind are
     /// outside the signature and unused by SHA-1, SHA-256, RSA PKCS#1 v1.5 and ECDSA, so the
-    /// strict profile refuses them rather than guess how OpenSSL would read them (SPEC §14).
+    /// strict profile refuses them rather than guess how OpenSSL would read them.
     static func algorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
         var it = fields.makeIterator()

@@ -1,4 +1,4 @@
-// Result JSON for JWS (SPEC §11): verdict, kind, the verified chain, the decoded payload, the
+// Result JSON for JWS: verdict, kind, the verified chain, the decoded payload, the
 // normalised transaction or renewal info, the notification, and what it grants.
 
 extension JWSReport {

@@ -1,4 +1,4 @@
-// StoreKit 2 signed data (SPEC §11): compact JWS signed with ES256 by Apple, chained through the
+// StoreKit 2 signed data: compact JWS signed with ES256 by Apple, chained through the
 // x5c header to Apple Root CA - G3 (from config, never from the token) and checked at the
 // payload's signedDate. Transactions, renewal infos, app transactions and App Store Server
 // Notifications V2 (whose nested signed data is verified too) share this path.
@@ -17,7 +17,7 @@ public enum NotificationAction: String, Sendable {
     case apply
     case ignoreStale = "ignore_stale"
     case ignoreDuplicate = "ignore_duplicate"
-    /// The token is not valid: do nothing with it (SPEC §14), whatever its stale/duplicate state.
+    /// The token is not valid: do nothing with it, whatever its stale/duplicate state.
     case reject
 }
 

@@ -1,6 +1,7 @@
-// Apple's three root certificates, built into the library (DOMAIN.md, "Trust anchors").
+// Apple's three root certificates, built into the library.
 // The bytes are the published DER, base64-encoded; Verifier checks them against the pinned
-// SHA-256 fingerprints before trusting them, and the test suite checks them against DOMAIN.md.
+// SHA-256 fingerprints before trusting them, and the test suite checks the pins against the
+// fingerprints Apple publishes.
 
 enum AppleRoots {
     struct Root {

@@ -1,4 +1,4 @@
-// Per-call options of SPEC §4.2. An unknown key or a wrong type is IAPV_E_INVALID_ARGUMENT.
+// Per-call options. An unknown key or a wrong type is IAPV_E_INVALID_ARGUMENT.
 
 public struct PendingOrder: Sendable, Equatable {
     public var orderID: String

@@ -15,7 +15,7 @@ public enum Verdict: String, Sendable, CaseIterable {
     case deviceMismatch = "device_mismatch"
     case receiptExpired = "receipt_expired"
     case stale
-    // /verifyReceipt responses (SPEC §6)
+    // /verifyReceipt responses
     case wrongEnvironment = "wrong_environment"
     case temporarilyUnavailable = "temporarily_unavailable"
     case configurationError = "configuration_error"

@@ -1,4 +1,4 @@
-// The verifier configuration of SPEC §4.1, parsed strictly from JSON once per verifier.
+// The verifier configuration, parsed strictly from JSON once per verifier.
 // Unknown keys and wrong types are IAPV_E_CONFIG with a message naming the key.
 
 /// Where a receipt was issued, as the accept-set names it.

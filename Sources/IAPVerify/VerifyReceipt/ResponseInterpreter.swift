@@ -1,4 +1,4 @@
-// SPEC §6: interpreting the JSON body a host got back from Apple's /verifyReceipt.
+// Interpreting the JSON body a host got back from Apple's /verifyReceipt.
 // The status decides what the host does next (`action`); a status-0 body must also pass the
 // checks a receipt passes, because a body proves nothing by itself (a fake server says 0).
 

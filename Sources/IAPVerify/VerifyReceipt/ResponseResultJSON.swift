@@ -1,4 +1,4 @@
-// Result JSON for /verifyReceipt responses (SPEC §6) and for direct entitlement input (§7).
+// Result JSON for /verifyReceipt responses and for direct entitlement input.
 
 extension ResponseReport {
     public func resultJSON() -> [UInt8] {

@@ -1,4 +1,4 @@
-// SPEC §7–8 as a table of scenarios through iapv_compute_entitlements' Swift entry point,
+// Entitlements and delivery as a table of scenarios through iapv_compute_entitlements' Swift entry point,
 // plus property checks: input order never matters, and expired or revoked extras never grant.
 
 import Foundation

@@ -1,4 +1,4 @@
-// One bundle rule for receipts, responses and JWS (SPEC §14): UTF-8 bytes compared exactly, and a
+// One bundle rule for receipts, responses and JWS: UTF-8 bytes compared exactly, and a
 // payload that should name its app but does not fails closed, even under bundle_id "*".
 
 import XCTest

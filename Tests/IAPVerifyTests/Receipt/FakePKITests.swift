@@ -1,4 +1,4 @@
-// The hostile-input suite of SPEC §10 on a fake Apple-shaped PKI (scripts/generate-fake-pki.py):
+// The hostile-input suite on a fake Apple-shaped PKI (scripts/generate-fake-pki.py):
 // Apple's names, other keys. Each case asserts its exact verdict on both crypto paths.
 
 import Foundation

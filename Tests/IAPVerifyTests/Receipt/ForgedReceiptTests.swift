@@ -1,4 +1,4 @@
-// A forged receipt costs no more than a genuine one (SPEC §14): before the chain and signature
+// A forged receipt costs no more than a genuine one: before the chain and signature
 // pass, only the receipt type and creation date are read, and a result decided at checks 2–7
 // carries no purchases. The forgery keeps the real 187-purchase receipt's Apple chain and signer
 // and swaps its payload for 100,000 minimal purchases.

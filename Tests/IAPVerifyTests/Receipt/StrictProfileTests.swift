@@ -1,4 +1,4 @@
-// The fast path is a strict profile (SPEC §14). Every AlgorithmIdentifier it reads (each entry of
+// The fast path is a strict profile. Every AlgorithmIdentifier it reads (each entry of
 // the digestAlgorithms SET, the SignerInfo digest, the signature algorithm) may carry absent or
 // NULL parameters and nothing else. Each is rewritten here, in a real SHA-1, a real SHA-256 and a
 // real Xcode (BER) receipt, with parameters of every universal tag, and the fast path must refuse

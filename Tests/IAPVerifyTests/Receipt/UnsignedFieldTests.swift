@@ -1,6 +1,6 @@
 // Fields outside the signature (the digestAlgorithms SET, the signer identifier, versions,
 // algorithm parameters, unsigned attributes, CRLs, content chunking) can be rewritten by anyone.
-// The fast path is a strict profile (SPEC §14): it accepts only what Apple and Xcode write and may
+// The fast path is a strict profile: it accepts only what Apple and Xcode write and may
 // refuse what OpenSSL's PKCS7_verify accepts, never the reverse. Each rewrite of a real receipt
 // gets its exact fast-path verdict here, and a fast `valid` must be `valid` on the reference path.
 // The fuzzer's own BER inputs are replayed from Fuzz/regressions/receipt.

@@ -1,4 +1,4 @@
-// Strict parsing of the verifier config (SPEC §4.1) and of per-call options (§4.2).
+// Strict parsing of the verifier config and of per-call options.
 
 import Foundation
 import XCTest

@@ -1,4 +1,4 @@
-// SPEC §6 on the 14 real /verifyReceipt bodies, the RevenueCat receipt/response pair, and a
+// Interpretation of the 14 real /verifyReceipt bodies, the RevenueCat receipt/response pair, and a
 // table of status, action and back-off rules.
 
 import Foundation

@@ -1,4 +1,4 @@
-"""One App Store transaction pays one order (SPEC §8), however many requests race, on SQLite and
+"""One App Store transaction pays one order, however many requests race, on SQLite and
 on a real PostgreSQL: 50 concurrent clients through the HTTP front."""
 import pytest
 
