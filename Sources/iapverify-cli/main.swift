@@ -196,7 +196,7 @@ extension EntitlementInputReport: CommandResult {}
 extension JWSReport: CommandResult {}
 
 extension VerifierOptions {
-    /// Runs one core call on `input` and prints its result (SPEC §9): exit 0 for `valid`, 1 for
+    /// Runs one core call on `input` and prints its result (docs/cli.md): exit 0 for `valid`, 1 for
     /// any other verdict, 2 when the call returns a status instead of a result.
     func answer<R: CommandResult>(_ input: [UInt8], _ call: (UnsafeRawBufferPointer) throws(IAPVFailure) -> R) throws {
         let result: R
@@ -322,7 +322,7 @@ struct IAPVerifyCommand: ParsableCommand {
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self, InspectCommand.self])
 }
 
-/// Runs the command with SPEC §9 exit codes (ArgumentParser's own usage code 64 becomes 2).
+/// Runs the command with the exit codes of docs/cli.md (ArgumentParser's own usage code 64 becomes 2).
 func runMain() -> Int32 {
     do {
         // A bare `iapverify` is a usage error: the usage goes to stderr and the exit code is 2.
