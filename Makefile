@@ -4,7 +4,8 @@
 #   make test       every test: Swift tests, ABI/header checks, C consumers (checkout, make install,
 #                   Debian packages), CLI, bindings (the installed wheel, the rock, Go), nginx, docs
 #   make bench      receipts per second against a plain C PKCS7_verify loop
-#   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc, ldconfig
+#   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc, the
+#                   iapverify command, then ldconfig
 #   make wheel      build/wheel/iapverify-VERSION-py3-none-PLATFORM.whl, the library bundled in
 #   make deb        build/deb/: libiapverify1, libiapverify-dev and iapverify .deb packages
 # `make` also writes build/lib/pkgconfig/iapverify.pc for building C and Go straight from this
@@ -17,6 +18,7 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
+BINDIR      ?= $(PREFIX)/bin
 PKGCONFIGDIR?= $(LIBDIR)/pkgconfig
 
 SWIFT       ?= swift
@@ -35,7 +37,7 @@ all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
 SOURCES := $(shell find Sources Include -type f) Package.swift
 
-$(OUT)/.built: $(SOURCES)
+$(OUT)/.built: $(SOURCES) VERSION
 	$(SWIFT) build -c release -Xswiftc -static-stdlib --scratch-path $(RELEASE_DIR)
 	@mkdir -p $(OUT)/lib $(OUT)/bin
 	@touch $@
@@ -181,8 +183,9 @@ bench: bootstrap all
 	Benchmarks/run.sh
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(OUT)/lib/libiapverify.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(OUT)/bin/iapverify $(DESTDIR)$(BINDIR)/iapverify
 	ln -sf libiapverify.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libiapverify.so
 	install -m 0644 Include/iapverify.h $(DESTDIR)$(INCLUDEDIR)/
@@ -191,7 +194,8 @@ install: all
 	@$(MAKE) -s ldconfig
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc \
+	      $(DESTDIR)$(BINDIR)/iapverify
 	@$(MAKE) -s ldconfig
 
 # Refreshes the dynamic linker's cache after installing into the live system (not under DESTDIR,

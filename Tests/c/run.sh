@@ -47,6 +47,7 @@ make -s install PREFIX=/usr/local DESTDIR="$TMP/stage" LDCONFIG="$TMP/fake-ldcon
 [ ! -e "$TMP/ldconfig.calls" ] || fail "make install DESTDIR=... ran ldconfig"
 [ -f "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" ] && ! grep -q rpath "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" \
   || fail "installed iapverify.pc missing or carries an rpath"
+[ -x "$TMP/stage/usr/local/bin/iapverify" ] || fail "make install did not install the iapverify command"
 if [ "$(id -u)" = 0 ]; then
   make -s install PREFIX="$TMP/live" LDCONFIG="$TMP/fake-ldconfig" >/dev/null 2>"$TMP/install.err"
   head -1 "$TMP/ldconfig.calls" | grep -qx '' || fail "make install did not run ldconfig (calls: $(cat "$TMP/ldconfig.calls"))"
