@@ -15,6 +15,12 @@ $CC -std=c99 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.c -o
 $CXX -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -IInclude Tests/c/header_check.c -o "$TMP/h_cxx"
 "$TMP/h_c" && "$TMP/h_cxx"
 
+echo "-- the header's IAPV_VERSION_STRING and the library's iapv_version_string() are the VERSION file"
+grep -q "^#define IAPV_VERSION_STRING \"$(cat VERSION)\"\$" Include/iapverify.h || fail "IAPV_VERSION_STRING in Include/iapverify.h is not $(cat VERSION) (VERSION)"
+printf '#include <stdio.h>\n#include <iapverify.h>\nint main(void) { puts(iapv_version_string()); return 0; }\n' > "$TMP/version.c"
+$CC -std=c99 -IInclude "$TMP/version.c" -Lbuild/lib -liapverify -Wl,-rpath,"$PWD/build/lib" -o "$TMP/version"
+[ "$("$TMP/version")" = "$(cat VERSION)" ] || fail "iapv_version_string() is $("$TMP/version"), VERSION is $(cat VERSION)"
+
 echo "-- exported symbols equal Tests/c/exported-symbols.txt"
 nm -D -g --defined-only "$LIB" | awk '{print $3}' | sort > "$TMP/symbols"
 diff -u Tests/c/exported-symbols.txt "$TMP/symbols" || fail "exported symbols differ from the committed list"
