@@ -139,6 +139,12 @@ $(WHEEL): $(OUT)/lib/$(SONAME) VERSION $(shell find bindings/python/src -name '*
 	@echo "wheel: $@"
 
 python-test: wheel
+	@echo "-- pip install from a source tree without the library stops with a message"
+	@d=$$(mktemp -d) && mkdir -p $$d/bindings && cp -r bindings/python $$d/bindings/ && cp VERSION $$d/ && \
+	  rm -rf $$d/bindings/python/src/iapverify/_native $$d/bindings/python/build $$d/bindings/python/src/*.egg-info && \
+	  if $(PY_BUILDENV)/bin/pip wheel -q --no-deps -w $$d/wheel $$d/bindings/python > $$d/log 2>&1; then \
+	    echo "python-test FAILED: a wheel was built without libiapverify.so.1" >&2; rm -rf $$d; exit 1; fi; \
+	  grep -q "libiapverify.so.1 is not built" $$d/log || { cat $$d/log; rm -rf $$d; exit 1; }; rm -rf $$d
 	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
 	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]" "jsonschema>=4.18"
 	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
