@@ -156,7 +156,7 @@ python-test: wheel
 # blocks of README.md and docs/*.md run (Python blocks in the venv with the installed wheel).
 docs-test: python-test
 	$(PY_TESTENV)/bin/python Tests/docs/check_schemas.py
-	$(PYTHON) Tests/docs/run_examples.py --python $(PY_TESTENV)/bin/python
+	$(PYTHON) Tests/docs/run_examples.py --repo --python $(PY_TESTENV)/bin/python
 
 lua-test: all
 	luajit bindings/lua/t/test.lua $(CURDIR) $(CURDIR)/$(OUT)/lib/libiapverify.so.1

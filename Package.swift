@@ -11,6 +11,7 @@ let cABILinkerSettings: [LinkerSetting] = [
     .unsafeFlags([
         "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/IAPVerifyC/exports.map",
         "-Xlinker", "-soname=libiapverify.so.1",
+        "-Xlinker", "-z", "-Xlinker", "now",  // bind every symbol at load time (full RELRO with relro)
     ] + (sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]))
 ]
 
@@ -51,7 +52,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "iapverify-cli",
-            dependencies: ["IAPVerify", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["IAPVerify", "CIAPVerifyHeader", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             // stdio globals (stdin/stdout/stderr) are fine in a single-threaded command.
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

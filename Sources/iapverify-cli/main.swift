@@ -3,6 +3,7 @@
 
 import ArgumentParser
 import Glibc
+import CIAPVerifyHeader
 import IAPVerify
 
 /// An error that ends the command with exit code 2 and one line on stderr.
@@ -182,30 +183,17 @@ struct ReceiptCommand: ParsableCommand {
     }
 }
 
-/// What every verifying command prints: a result JSON and whether it is `valid`.
-protocol CommandResult {
-    var isValid: Bool { get }
-    func resultJSON() -> [UInt8]
-}
-
-extension ReceiptReport: CommandResult {
-    func resultJSON() -> [UInt8] { resultJSON(verdictOverride: nil) }
-}
-extension ResponseReport: CommandResult {}
-extension EntitlementInputReport: CommandResult {}
-extension JWSReport: CommandResult {}
-
 extension VerifierOptions {
     /// Runs one core call on `input` and prints its result (docs/cli.md): exit 0 for `valid`, 1 for
     /// any other verdict, 2 when the call returns a status instead of a result.
-    func answer<R: CommandResult>(_ input: [UInt8], _ call: (UnsafeRawBufferPointer) throws(IAPVFailure) -> R) throws {
+    func answer<R: VerificationResult>(_ input: [UInt8], _ call: (UnsafeRawBufferPointer) throws(IAPVFailure) -> R) throws {
         let result: R
         do {
             result = try input.withUnsafeBytes { raw throws(IAPVFailure) in try call(raw) }
         } catch let failure as IAPVFailure {
             throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
         }
-        IO.printJSON(result.resultJSON(), pretty: pretty)
+        IO.printJSON(result.renderJSON(), pretty: pretty)
         if !result.isValid { throw ExitCode(1) }
     }
 }
@@ -232,10 +220,10 @@ struct ResponseCommand: ParsableCommand {
         let verifier = try common.makeVerifier()
         var options = try common.callOptions(for: verifier)
         if let endpoint {
-            guard endpoint == "production" || endpoint == "sandbox" else {
+            guard let known = AppleEndpoint(rawValue: endpoint) else {
                 throw UsageFailure(description: "--endpoint must be production or sandbox, got \(endpoint)")
             }
-            options.endpoint = endpoint
+            options.endpoint = known
         }
         if let attempt {
             guard attempt >= 1 else { throw UsageFailure(description: "--attempt must be >= 1") }
@@ -318,7 +306,7 @@ struct IAPVerifyCommand: ParsableCommand {
             Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
             Manual: docs/cli.md in the iapverify repository.
             """,
-        version: "0.1.0",
+        version: IAPV_VERSION_STRING,  // the header's, which c-test holds to VERSION
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self, InspectCommand.self])
 }
 

@@ -108,3 +108,7 @@ extension CertificateSummary {
         w.endArray()
     }
 }
+
+extension ReceiptReport: VerificationResult {
+    public func renderJSON() -> [UInt8] { resultJSON() }
+}

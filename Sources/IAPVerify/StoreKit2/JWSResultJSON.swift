@@ -49,3 +49,7 @@ extension JWSReport {
         if let p = payloadJSON { w.rawJSON(p) } else { w.null() }
     }
 }
+
+extension JWSReport: VerificationResult {
+    public func renderJSON() -> [UInt8] { resultJSON() }
+}

@@ -12,10 +12,15 @@ public struct PendingOrder: Sendable, Equatable {
     }
 }
 
+/// Which /verifyReceipt host answered.
+public enum AppleEndpoint: String, Sendable {
+    case production, sandbox
+}
+
 public struct CallOptions: Sendable {
     /// Raw device identifier bytes: 16 for an iOS identifierForVendor, 6 for a macOS MAC address.
     public var deviceID: [UInt8]?
-    public var endpoint: String?
+    public var endpoint: AppleEndpoint?
     public var attempt: Int64 = 1
     public var deliveredTransactionIDs: [String] = []
     public var orders: [PendingOrder] = []
@@ -46,10 +51,10 @@ public struct CallOptions: Sendable {
                 }
                 deviceID = bytes
             case "endpoint":
-                guard let s = value.string, s == "production" || s == "sandbox" else {
+                guard let s = value.string, let e = AppleEndpoint(rawValue: s) else {
                     throw .argument("\(path) must be \"production\" or \"sandbox\"")
                 }
-                endpoint = s
+                endpoint = e
             case "attempt":
                 guard let n = value.integer, n >= 1 else { throw .argument("\(path) must be an integer >= 1") }
                 attempt = n

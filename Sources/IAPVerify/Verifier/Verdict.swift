@@ -45,3 +45,16 @@ public struct Judgement: Sendable, Equatable {
 
     var isUndecided: Bool { !decided }
 }
+
+/// What every entry point returns: a decided verdict with its reason, and the result JSON as a
+/// separate rendering step. Hosts that need only the decision never render JSON.
+public protocol VerificationResult: Sendable {
+    var judgement: Judgement { get }
+    /// The result document (see docs/results.md).
+    func renderJSON() -> [UInt8]
+}
+
+extension VerificationResult {
+    public var verdict: Verdict { judgement.verdict }
+    public var isValid: Bool { judgement.verdict == .valid }
+}

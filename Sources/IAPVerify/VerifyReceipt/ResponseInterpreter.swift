@@ -72,7 +72,7 @@ extension Verifier {
     public func interpretResponse(_ body: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                                   nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
         try admit(body.count, nowMs: nowMs, what: "response")
-        let endpoint = options.endpoint ?? "production"
+        let endpoint = options.endpoint ?? .production
         let elided = LatestReceiptElision.elide(body)
         let parsed = elided.map { $0.withUnsafeBytes { JSONDocument.parse($0, what: "the response", status: .invalidArgument) } }
             ?? JSONDocument.parse(body, what: "the response", status: .invalidArgument)
@@ -94,15 +94,15 @@ extension Verifier {
         case 0, 21006:
             return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs, elided: elided != nil)
         case 21007:
-            let retry = endpoint == "production" && config.environments.contains(.sandbox)
+            let retry = endpoint == .production && config.environments.contains(.sandbox)
             return ResponseReport(.wrongEnvironment, retry
                 ? "a sandbox receipt was sent to production: call the sandbox endpoint"
-                : endpoint == "production"
+                : endpoint == .production
                     ? "a sandbox receipt was sent to production, and this config does not accept Sandbox"
                     : "21007 from the sandbox endpoint: not retrying (no sandbox/production loop)",
                 status: status, action: retry ? .retrySandbox : .reject)
         case 21008:
-            let retry = endpoint == "sandbox"
+            let retry = endpoint == .sandbox
             return ResponseReport(.wrongEnvironment, retry
                 ? "a production receipt was sent to sandbox: call the production endpoint"
                 : "21008 from the production endpoint: not retrying (no sandbox/production loop)",
@@ -130,7 +130,7 @@ extension Verifier {
     }
 
     /// Status 0 or 21006: read the body and apply the receipt checks.
-    private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: String, options: CallOptions,
+    private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: AppleEndpoint, options: CallOptions,
                               nowMs: Int64, elided: Bool) -> ResponseReport {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
             ResponseReport(verdict, reason, status: status, action: .reject)
@@ -206,7 +206,7 @@ extension Verifier {
         } else if let type = report.receipt?.receiptType {
             environment = ReceiptEnvironment(appleName: type)
         } else {
-            environment = endpoint == "sandbox" ? .sandbox : .production
+            environment = endpoint == .sandbox ? .sandbox : .production
         }
         report.environment = environment
         let environmentOutcome = environment.map { config.checkEnvironment($0, what: "response") }

@@ -58,3 +58,11 @@ extension EntitlementInputReport {
     }
 }
 
+
+extension ResponseReport: VerificationResult {
+    public func renderJSON() -> [UInt8] { resultJSON() }
+}
+
+extension EntitlementInputReport: VerificationResult {
+    public func renderJSON() -> [UInt8] { resultJSON() }
+}

@@ -60,6 +60,12 @@ function _M.load(path)
     if abi ~= _M.ABI_VERSION then
         return nil, "libiapverify ABI " .. abi .. " does not match resty.iapverify (ABI " .. _M.ABI_VERSION .. ")"
     end
+    -- The cdef's iapv_error must be the library's (IAPV_ERROR_MESSAGE_SIZE of the header).
+    local size = tonumber(loaded.iapv_error_message_size())
+    local expected = ffi.sizeof(ffi.new("iapv_error").message)
+    if size ~= expected then
+        return nil, "libiapverify's iapv_error message holds " .. size .. " bytes, resty.iapverify expects " .. expected
+    end
     lib = loaded
     return lib
 end

@@ -11,10 +11,12 @@ import os
 from pathlib import Path
 
 ABI_VERSION = 1
+# IAPV_ERROR_MESSAGE_SIZE of ABI 1; load() checks it against iapv_error_message_size().
+ERROR_MESSAGE_SIZE = 248
 
 
 class IAPVError(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_int32), ("reserved", ctypes.c_uint32), ("message", ctypes.c_char * 248)]
+    _fields_ = [("code", ctypes.c_int32), ("reserved", ctypes.c_uint32), ("message", ctypes.c_char * ERROR_MESSAGE_SIZE)]
 
 
 def find_library() -> str:
@@ -58,7 +60,13 @@ def load(path: str | None = None) -> ctypes.CDLL:
     lib.iapv_result_json.argtypes = [vp, ctypes.POINTER(sz)]
     lib.iapv_result_free.restype = None
     lib.iapv_result_free.argtypes = [vp]
+    lib.iapv_error_message_size.restype = sz
+    lib.iapv_error_message_size.argtypes = []
     abi = lib.iapv_abi_version()
     if abi != ABI_VERSION:
         raise OSError(f"libiapverify ABI {abi} does not match this package (ABI {ABI_VERSION}): install matching versions")
+    size = lib.iapv_error_message_size()
+    if size != ERROR_MESSAGE_SIZE:
+        raise OSError(f"libiapverify's iapv_error message holds {size} bytes, this package expects {ERROR_MESSAGE_SIZE}: "
+                      "install matching versions")
     return lib
