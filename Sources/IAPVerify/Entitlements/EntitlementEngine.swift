@@ -46,7 +46,8 @@ public struct PurchaseRecord: Sendable, Equatable {
     public var transactionID: String
     public var originalTransactionID: String?
     public var productID: String
-    public var type: String
+    /// nil for a product the catalog does not list (printed as "unknown").
+    public var type: ProductType?
     public var quantity: Int64
     public var purchaseDateMs: Int64?
     public var revoked: Bool
@@ -85,7 +86,7 @@ public enum EntitlementEngine {
         var report = EntitlementReport()
         report.purchases = transactions.map {
             PurchaseRecord(transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
-                           productID: $0.productID, type: rules[$0.productID]?.type.rawValue ?? "unknown",
+                           productID: $0.productID, type: rules[$0.productID]?.type,
                            quantity: $0.quantity, purchaseDateMs: $0.purchaseDateMs, revoked: $0.isRevoked(at: nowMs))
         }
         if catalog != nil {

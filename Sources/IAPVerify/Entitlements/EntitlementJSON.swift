@@ -15,7 +15,7 @@ extension EntitlementReport {
             w.field("transaction_id", p.transactionID)
             w.field("original_transaction_id", p.originalTransactionID)
             w.field("product_id", p.productID)
-            w.field("type", p.type)
+            w.field("type", p.type?.rawValue ?? "unknown")
             w.field("quantity", p.quantity)
             w.field("purchase_date_ms", p.purchaseDateMs)
             w.field("revoked", p.revoked)
