@@ -36,7 +36,7 @@ let package = Package(
             name: "IAPVerify",
             dependencies: ["COpenSSL", "CJansson", .product(name: "SwiftASN1", package: "swift-asn1")],
             exclude: ["README.md"] + ["Receipt", "Trust", "Policy", "VerifyReceipt", "StoreKit2", "Entitlements", "JSON",
-                                      "Encoding", "Verifier"].map { "\($0)/README.md" }
+                                      "Encoding", "Verifier", "ServerAPI"].map { "\($0)/README.md" }
         ),
         .target(
             name: "IAPVerifyC",

@@ -131,6 +131,46 @@ iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t l
                             const char *options_json, size_t options_len, int64_t now_ms,
                             iapv_result **out, iapv_error *err);
 
+/* ---- App Store Server API, without I/O (docs: the server API) ----------------------------- */
+
+typedef struct iapv_signer iapv_signer;       /* immutable, shareable across threads */
+
+/* Builds a signer from {"private_key_pem": "<the .p8 key from App Store Connect>", "key_id": ...,
+ * "issuer_id": ..., "bundle_id": ...} (and, for tests only, "test_base_url"). The key must be an
+ * unencrypted EC P-256 private key. A missing, unknown or wrong key is IAPV_E_CONFIG. The private
+ * key never appears in a result or an error message. Thread-safe. */
+iapv_status iapv_signer_new(const char *config_json, size_t config_len,
+                            iapv_signer **out, iapv_error *err);
+
+/* Releases a signer. NULL is fine. No other thread may be using it. */
+void iapv_signer_free(iapv_signer *s);
+
+/* A bearer token for the App Store Server API, issued at now_ms and valid 5 minutes:
+ * {"token": "<JWT>", "issued_at_ms": ..., "expires_at_ms": ...}. For hosts that build their own
+ * requests; iapv_api_request puts a fresh token in each request. The verdict is "token". */
+iapv_status iapv_api_token(const iapv_signer *s, int64_t now_ms, iapv_result **out, iapv_error *err);
+
+/* The exact HTTP request for one App Store Server API call. call_json names the endpoint and its
+ * parameters, e.g. {"endpoint": "transaction_history", "environment": "production",
+ * "transaction_id": "...", "revision": "...", "query": {...}, "body": {...}} (docs: the server API).
+ * The result is {"method", "url", "headers": {...}, "body": "<text>" | null, ...}: send it as is.
+ * An unknown endpoint or a bad parameter is IAPV_E_INVALID_ARGUMENT. The verdict is "request".
+ * Thread-safe. */
+iapv_status iapv_api_request(const iapv_signer *s, const char *call_json, size_t len, int64_t now_ms,
+                             iapv_result **out, iapv_error *err);
+
+/* Interprets an App Store Server API answer. options_json must say which call it answers and how:
+ * {"endpoint": "transaction_history", "environment": "production", "http_status": 200,
+ *  "retry_after": "<header text>", "attempt": N} (plus delivered_transaction_ids, orders and
+ * renewal_info as for other calls). The result has "action" (accept, next_page, retry_later,
+ * retry_sandbox, give_up, fix_configuration, reject), "retry_after_ms", "next_page", Apple's
+ * "error_code", and for an accepted answer the verified transactions, renewal infos,
+ * entitlements, purchases and delivery plan. Every signed item must verify, or none counts.
+ * Thread-safe; the body is read only during the call. */
+iapv_status iapv_interpret_api_response(const iapv_verifier *v, const uint8_t *body, size_t len,
+                                        const char *options_json, size_t options_len, int64_t now_ms,
+                                        iapv_result **out, iapv_error *err);
+
 /* ---- results ---------------------------------------------------------------------------- */
 
 /* The verdict, e.g. "valid" or "signature_invalid". Borrowed from r; NULL if r is NULL. */

@@ -141,6 +141,7 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
+                    entry: OptionsEntry = .general,
                     _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, [UInt8], Bool)) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
@@ -152,7 +153,7 @@ private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: 
         return fail(err, IAPVFailure(.invalidArgument, "options_json is NULL but options_len is not 0"))
     }
     do {
-        let opts = try verifier.callOptions(json: optionBytes)
+        let opts = try verifier.callOptions(json: optionBytes, entry: entry)
         let (verdict, json, valid) = try run(verifier, bytes, opts)
         guard let result = ResultBox(verdict: verdict, json: json, isValid: valid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
@@ -206,6 +207,85 @@ public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _
         let r = try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
         return (r.verdict.rawValue, r.resultJSON(), r.isValid)
     }
+}
+
+@_cdecl("iapv_interpret_api_response")
+public func iapv_interpret_api_response(_ v: OpaquePointer?, _ body: UnsafePointer<UInt8>?, _ len: Int,
+                                        _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
+                                        _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                        _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    answer(v, body, len, "body", options, optionsLen, out, err, entry: .apiResponse) { (verifier, bytes, opts) throws(IAPVFailure) in
+        let r = try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
+        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+    }
+}
+
+// MARK: - Signer (App Store Server API)
+
+private func signer(_ s: OpaquePointer?) -> Signer? {
+    guard let s else { return nil }
+    return Unmanaged<Signer>.fromOpaque(UnsafeRawPointer(s)).takeUnretainedValue()
+}
+
+/// Boxes what a signer call built; such results grant nothing, so is_valid is 0.
+private func built(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
+                   verdict: String, _ make: () throws(IAPVFailure) -> [UInt8]) -> Int32 {
+    do {
+        let json = try make()
+        guard let result = ResultBox(verdict: verdict, json: json, isValid: false) else {
+            return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
+        }
+        out?.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
+        return 0
+    } catch {
+        return fail(err, error)
+    }
+}
+
+@_cdecl("iapv_signer_new")
+public func iapv_signer_new(_ config: UnsafePointer<CChar>?, _ len: Int,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                            _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let json = buffer(config, len), len > 0 else {
+        return fail(err, IAPVFailure(.invalidArgument, "config_json must not be NULL or empty"))
+    }
+    do {
+        let s = try Signer(json: json)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(s).toOpaque())
+        return 0
+    } catch {
+        return fail(err, error)
+    }
+}
+
+@_cdecl("iapv_signer_free")
+public func iapv_signer_free(_ s: OpaquePointer?) {
+    guard let s else { return }
+    Unmanaged<Signer>.fromOpaque(UnsafeRawPointer(s)).release()
+}
+
+@_cdecl("iapv_api_token")
+public func iapv_api_token(_ s: OpaquePointer?, _ nowMs: Int64, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                           _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let signer = signer(s) else { return fail(err, IAPVFailure(.invalidArgument, "signer must not be NULL")) }
+    return built(out, err, verdict: "token") { () throws(IAPVFailure) in try signer.apiToken(nowMs: nowMs).resultJSON() }
+}
+
+@_cdecl("iapv_api_request")
+public func iapv_api_request(_ s: OpaquePointer?, _ call: UnsafePointer<CChar>?, _ len: Int, _ nowMs: Int64,
+                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let signer = signer(s) else { return fail(err, IAPVFailure(.invalidArgument, "signer must not be NULL")) }
+    guard let bytes = buffer(call, len), len > 0 else {
+        return fail(err, IAPVFailure(.invalidArgument, "call_json must not be NULL or empty"))
+    }
+    return built(out, err, verdict: "request") { () throws(IAPVFailure) in try signer.apiRequest(bytes, nowMs: nowMs).resultJSON() }
 }
 
 // MARK: - Results

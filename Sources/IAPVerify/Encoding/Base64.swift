@@ -60,3 +60,20 @@ enum Base64 {
     }
 }
 
+
+extension Base64 {
+    /// base64url without padding (RFC 7515 §2), as JWS segments need.
+    static func encodeURL<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 4 / 3 + 3)
+        for c in Base64.encode(bytes).utf8 {
+            switch c {
+            case UInt8(ascii: "+"): out.append(UInt8(ascii: "-"))
+            case UInt8(ascii: "/"): out.append(UInt8(ascii: "_"))
+            case UInt8(ascii: "="): continue
+            default: out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

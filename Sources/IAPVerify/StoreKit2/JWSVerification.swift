@@ -83,7 +83,7 @@ extension Verifier {
     }
 
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
-    private func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int) -> JWSReport {
+    func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int) -> JWSReport {
         var report = JWSReport()
         let jws: CompactJWS
         switch CompactJWS.parse(input) {

@@ -17,6 +17,22 @@ public enum AppleEndpoint: String, Sendable {
     case production, sandbox
 }
 
+/// Which entry point options are for: each reads its own keys and refuses the others.
+public enum OptionsEntry: Sendable {
+    /// Receipts, /verifyReceipt responses, entitlement input and JWS.
+    case general
+    /// App Store Server API answers (iapv_interpret_api_response).
+    case apiResponse
+
+    /// Keys only the other entry point reads.
+    func refuses(_ key: String) -> Bool {
+        switch self {
+        case .general: return ["http_status", "retry_after", "environment"].contains(key)
+        case .apiResponse: return ["device_id", "last_signed_date_ms", "seen_notification_uuids"].contains(key)
+        }
+    }
+}
+
 public struct CallOptions: Sendable {
     /// Raw device identifier bytes: 16 for an iOS identifierForVendor, 6 for a macOS MAC address.
     public var deviceID: [UInt8]?
@@ -30,11 +46,17 @@ public struct CallOptions: Sendable {
     public var lastSignedDateMs: Int64?
     /// JWS notifications: notification UUIDs the host already handled.
     public var seenNotificationUUIDs: [String] = []
+    /// API answers: which endpoint answered, on which host, with which HTTP status and
+    /// Retry-After header text.
+    public var apiEndpoint: APIEndpoint?
+    public var apiEnvironment: APIEnvironment = .production
+    public var httpStatus: Int64?
+    public var retryAfter: String?
 
     public init() {}
 
     /// Parses the options JSON; empty input means "no options".
-    public init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+    public init(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) {
         self.init()
         guard json.count > 0 else { return }
         let doc = try JSONDocument(bytes: json, what: "options", status: .invalidArgument)
@@ -43,7 +65,30 @@ public struct CallOptions: Sendable {
         }
         for (key, value) in members {
             let path = "options.\(key)"
+            if entry.refuses(key) {
+                throw .argument("options: \"\(key)\" does not apply to this call")
+            }
+            switch (key, entry) {
+            case ("endpoint", .apiResponse):
+                guard let s = value.string, let e = APIEndpoint(rawValue: s) else {
+                    throw .argument("\(path) must name the API endpoint that answered, one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                apiEndpoint = e
+            case ("environment", _):
+                guard let s = value.string, let e = APIEnvironment(rawValue: s) else {
+                    throw .argument("\(path) must be \"production\" or \"sandbox\" (the host that answered)")
+                }
+                apiEnvironment = e
+            case ("http_status", _):
+                guard let n = value.integer, (100...599).contains(n) else { throw .argument("\(path) must be the HTTP status code, 100-599") }
+                httpStatus = n
+            case ("retry_after", _):
+                guard let s = value.string else { throw .argument("\(path) must be the Retry-After header's text (a string)") }
+                retryAfter = s
+            default: break
+            }
             switch key {
+            case "endpoint" where entry == .apiResponse, "environment", "http_status", "retry_after": continue
             case "device_id":
                 guard let s = value.string else { throw .argument("\(path) must be a string, got \(value.typeName)") }
                 guard let bytes = DeviceIdentifier.parse(s) else {

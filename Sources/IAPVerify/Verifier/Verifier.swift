@@ -62,9 +62,9 @@ public final class Verifier: Sendable {
 extension Verifier {
     /// Per-call options as JSON, capped by `max_input_bytes` like the input they come with: the
     /// options carry host-supplied lists (delivered ids, orders) that a caller may not size.
-    public func callOptions(json: UnsafeRawBufferPointer) throws(IAPVFailure) -> CallOptions {
+    public func callOptions(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) -> CallOptions {
         try admit(json.count, what: "options")
-        return try CallOptions(json: json)
+        return try CallOptions(json: json, entry: entry)
     }
 
     /// What every entry point checks before reading a byte: a usable `now` and the size cap.

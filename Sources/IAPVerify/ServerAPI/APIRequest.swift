@@ -1,0 +1,294 @@
+// Building an App Store Server API request: the call names an endpoint and its parameters; the
+// result is the exact HTTP request (method, URL, headers with a fresh bearer token, body). The
+// host sends it as is. Every id and filter is validated; ids that could change the path are
+// refused rather than escaped.
+
+/// Which App Store Server API host a request goes to.
+public enum APIEnvironment: String, Sendable {
+    case production, sandbox
+
+    /// The hosts Apple recommends since 2026-05-05.
+    var baseURL: String {
+        switch self {
+        case .production: return "https://api.storekit.apple.com"
+        case .sandbox: return "https://api.storekit-sandbox.apple.com"
+        }
+    }
+
+    /// The environment a signed item from this host must name.
+    var receiptEnvironment: ReceiptEnvironment {
+        self == .production ? .production : .sandbox
+    }
+}
+
+public struct APIRequest: Sendable {
+    public var endpoint: APIEndpoint
+    public var environment: APIEnvironment
+    public var method: String
+    public var url: String
+    /// In the order they should be sent.
+    public var headers: [(name: String, value: String)]
+    /// The JSON body, exactly as it must be sent; nil when the endpoint has none.
+    public var body: [UInt8]?
+    public var tokenExpiresAtMs: Int64
+
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 512 + (body?.count ?? 0) * 2)
+        w.beginObject()
+        w.field("endpoint", endpoint.rawValue)
+        w.field("environment", environment.rawValue)
+        w.field("method", method)
+        w.field("url", url)
+        w.key("headers")
+        w.beginObject()
+        for h in headers { w.key(h.name); w.string(h.value) }
+        w.endObject()
+        w.field("body", body.map { String(decoding: $0, as: UTF8.self) })
+        w.field("token_expires_at_ms", tokenExpiresAtMs)
+        w.endObject()
+        return w.bytes
+    }
+}
+
+extension Signer {
+    /// Builds the request `call` describes (see docs/server-api.md for the call format).
+    public func apiRequest(_ call: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> APIRequest {
+        guard call.count <= 256 * 1024 else { throw .argument("the call is \(call.count) bytes; a call description is small") }
+        let doc = try JSONDocument(bytes: call, what: "call", status: .invalidArgument)
+        guard let members = doc.root.members else { throw .argument("call: expected a JSON object, got \(doc.root.typeName)") }
+        var endpoint: APIEndpoint?
+        var environment = APIEnvironment.production
+        var lifetime = APIToken.defaultLifetimeSeconds
+        var parameters: [APIParameter: String] = [:]
+        var query: JSONValue?
+        var body: JSONValue?
+        for (key, value) in members {
+            switch key {
+            case "endpoint":
+                guard let s = value.string else { throw .argument("call.endpoint must be a string") }
+                guard let e = APIEndpoint(rawValue: s) else {
+                    throw .argument("call.endpoint \"\(s)\" is unknown; expected one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                endpoint = e
+            case "environment":
+                guard let s = value.string, let e = APIEnvironment(rawValue: s) else {
+                    throw .argument("call.environment must be \"production\" or \"sandbox\"")
+                }
+                environment = e
+            case "token_lifetime_seconds":
+                guard let n = value.integer, (1...APIToken.maxLifetimeSeconds).contains(n) else {
+                    throw .argument("call.token_lifetime_seconds must be an integer from 1 to 3600")
+                }
+                lifetime = n
+            case "query": query = value
+            case "body": body = value
+            default:
+                guard let p = APIParameter(rawValue: key) else {
+                    throw .argument("call: unknown key \"\(key)\"")
+                }
+                guard let s = value.string else { throw .argument("call.\(key) must be a string") }
+                parameters[p] = s
+            }
+        }
+        guard let endpoint else { throw .argument("call needs an \"endpoint\"") }
+        let spec = endpoint.spec
+        if endpoint == .orderLookup, environment == .sandbox {
+            throw .argument("order_lookup exists only in production: Apple has no sandbox order ids")
+        }
+        for p in parameters.keys where !endpoint.parameters.contains(p) {
+            throw .argument("call.\(p.rawValue) does not apply to \(endpoint.rawValue)")
+        }
+
+        var url = testBaseURL ?? environment.baseURL
+        for part in spec.path {
+            switch part {
+            case .literal(let text):
+                url += "/" + text
+            case .parameter(let p):
+                guard let value = parameters[p] else { throw .argument("\(endpoint.rawValue) needs call.\(p.rawValue)") }
+                url += "/" + (try APIURL.pathSegment(value, name: "call.\(p.rawValue)"))
+            }
+        }
+        var pairs: [(String, String)] = []
+        for (p, name) in spec.queryParameters.sorted(by: { $0.value < $1.value }) {
+            if let value = parameters[p] {
+                guard !value.isEmpty, value.utf8.count <= 4096, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+                    throw .argument("call.\(p.rawValue) must be 1-4096 printable ASCII characters, as Apple sent it")
+                }
+                pairs.append((name, value))
+            }
+        }
+        if let query, !query.isNull {
+            pairs += try Self.queryPairs(query, spec: spec, endpoint: endpoint)
+        }
+        if !pairs.isEmpty {
+            url += "?" + pairs.map { APIURL.queryEscape($0.0) + "=" + APIURL.queryEscape($0.1) }.joined(separator: "&")
+        }
+
+        var bodyBytes: [UInt8]?
+        if let fields = spec.body {
+            bodyBytes = try Self.body(body, fields: fields, endpoint: endpoint)
+        } else if let body, !body.isNull {
+            throw .argument("\(endpoint.rawValue) takes no body; remove call.body")
+        }
+
+        let token = try apiToken(nowMs: nowMs, lifetimeSeconds: lifetime)
+        var headers: [(name: String, value: String)] = [("Authorization", "Bearer " + token.token), ("Accept", "application/json")]
+        if bodyBytes != nil { headers.append(("Content-Type", "application/json")) }
+        return APIRequest(endpoint: endpoint, environment: environment, method: spec.method, url: url,
+                          headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs)
+    }
+
+    private static func queryPairs(_ query: JSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {
+        guard let members = query.members else { throw .argument("call.query must be an object of Apple's query parameters") }
+        var out: [(String, String)] = []
+        for (name, value) in members {
+            guard let entry = spec.query.first(where: { $0.name == name }) else {
+                let known = spec.query.map(\.name)
+                if spec.queryParameters.values.contains(name) {
+                    throw .argument("call.query.\(name): pass it as call.\(spec.queryParameters.first { $0.value == name }!.key.rawValue)")
+                }
+                throw .argument("call.query.\(name) is not a filter of \(endpoint.rawValue)"
+                    + (known.isEmpty ? " (it takes none)" : "; expected " + known.joined(separator: ", ")))
+            }
+            let path = "call.query.\(name)"
+            if case .list(let element, let maxCount) = entry.type {
+                let items = value.array ?? [value]
+                guard items.count <= maxCount else { throw .argument("\(path) has \(items.count) values; at most \(maxCount)") }
+                for item in items { out.append((name, try text(item, element, path: path))) }
+            } else {
+                out.append((name, try text(value, entry.type, path: path)))
+            }
+        }
+        return out
+    }
+
+    /// A query value as the text Apple reads: numbers and booleans written out.
+    private static func text(_ value: JSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) -> String {
+        try check(value, type, path: path)
+        if let s = value.string { return s }
+        if let n = value.integer { return String(n) }
+        if let b = value.bool { return b ? "true" : "false" }
+        throw .argument("\(path) must be \(type.describe)")
+    }
+
+    private static func check(_ value: JSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) {
+        let ok: Bool
+        switch type {
+        case .string(let maxLength):
+            if let s = value.string {
+                ok = !s.isEmpty && s.utf8.count <= maxLength && !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f })
+            } else { ok = false }
+        case .integer(let range):
+            ok = value.integer.map(range.contains) ?? false
+        case .bool:
+            ok = value.bool != nil
+        case .isTrue:
+            ok = value.bool == true
+        case .oneOf(let values):
+            ok = value.string.map(values.contains) ?? false
+        case .uuid:
+            ok = value.string.map(APIURL.isUUID) ?? false
+        case .list(let element, let maxCount):
+            guard let items = value.array, items.count <= maxCount else { throw .argument("\(path) must be \(type.describe), at most \(maxCount)") }
+            for (i, item) in items.enumerated() { try check(item, element, path: "\(path)[\(i)]") }
+            ok = true
+        }
+        guard ok else { throw .argument("\(path) must be \(type.describe), got \(value.typeName)") }
+    }
+
+    /// The body re-written from validated fields, in the table's order: never the host's bytes.
+    private static func body(_ value: JSONValue?, fields: [(name: String, type: APIFieldType, required: Bool)],
+                             endpoint: APIEndpoint) throws(IAPVFailure) -> [UInt8] {
+        let members = value?.members ?? []
+        if let value, !value.isNull, value.members == nil {
+            throw .argument("call.body must be an object in Apple's field names")
+        }
+        for (name, _) in members where !fields.contains(where: { $0.name == name }) {
+            throw .argument("call.body.\(name) is not a field of \(endpoint.rawValue); expected " + fields.map(\.name).joined(separator: ", "))
+        }
+        var w = JSONWriter(capacity: 256)
+        w.beginObject()
+        for field in fields {
+            guard let v = members.first(where: { $0.key == field.name })?.value, !v.isNull else {
+                if field.required { throw .argument("\(endpoint.rawValue) needs call.body.\(field.name) (\(field.type.describe))") }
+                continue
+            }
+            try check(v, field.type, path: "call.body.\(field.name)")
+            w.key(field.name)
+            write(v, into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    private static func write(_ v: JSONValue, into w: inout JSONWriter) {
+        if let s = v.string { w.string(s) }
+        else if let n = v.integer { w.int(n) }
+        else if let b = v.bool { w.bool(b) }
+        else if let items = v.array {
+            w.beginArray()
+            for item in items { write(item, into: &w) }
+            w.endArray()
+        } else { w.null() }
+    }
+}
+
+/// URL pieces: ids in paths, query escaping, base URLs.
+enum APIURL {
+    /// An id as one path segment. Delimiters are refused, not escaped: an id that needs them is
+    /// not one Apple issued, and escaping would hide a path change from the host's logs.
+    static func pathSegment(_ value: String, name: String) throws(IAPVFailure) -> String {
+        guard !value.isEmpty, value.utf8.count <= 256 else { throw .argument("\(name) must be 1-256 characters") }
+        for c in value.utf8 {
+            switch c {
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"), UInt8(ascii: "%"):
+                throw .argument("\(name) contains \"\(Character(Unicode.Scalar(c)))\", a path or query delimiter; ids Apple issues never do")
+            case 0..<0x21, 0x7f:
+                throw .argument("\(name) contains a space or control character")
+            default: continue
+            }
+        }
+        if value.contains("..") || value == "." {
+            throw .argument("\(name) contains \"..\" or is \".\"; ids Apple issues never do")
+        }
+        return queryEscape(value)
+    }
+
+    /// Percent-encodes everything outside RFC 3986's unreserved set.
+    static func queryEscape(_ s: String) -> String {
+        var out: [UInt8] = []
+        let hex = Array("0123456789ABCDEF".utf8)
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(c)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(c >> 4)], hex[Int(c & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func isUUID(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard b.count == 36 else { return false }
+        for (i, c) in b.enumerated() {
+            if [8, 13, 18, 23].contains(i) { if c != UInt8(ascii: "-") { return false }; continue }
+            let isHex = (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102)
+            if !isHex { return false }
+        }
+        return true
+    }
+
+    /// `http(s)://host[:port]`, no path, query or credentials.
+    static func isBaseURL(_ s: String) -> Bool {
+        let rest: Substring
+        if s.hasPrefix("https://") { rest = s.dropFirst(8) } else if s.hasPrefix("http://") { rest = s.dropFirst(7) } else { return false }
+        return !rest.isEmpty && rest.utf8.count <= 255 && rest.utf8.allSatisfy { c in
+            (c >= 48 && c <= 58) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
+        }
+    }
+}

@@ -1,0 +1,493 @@
+// Interpreting an App Store Server API answer the host received: HTTP status, Retry-After and
+// body. The status decides the `action`, as /verifyReceipt's status does in VerifyReceipt/; a 200
+// body is trusted only as a whole: every signed item in it must verify with this verifier's rules.
+
+/// What the host should do after this answer.
+public enum APIAction: String, Sendable {
+    case accept
+    /// Accepted, and Apple has more: call again with `next_page`.
+    case nextPage = "next_page"
+    case retryLater = "retry_later"
+    case retrySandbox = "retry_sandbox"
+    case giveUp = "give_up"
+    case fixConfiguration = "fix_configuration"
+    case reject
+}
+
+/// The paging token to send with the next call.
+public enum APINextPage: Sendable, Equatable {
+    case revision(String)
+    case paginationToken(String)
+}
+
+/// Apple's subscription status (1–5) for one subscription, beside the engine's own state.
+public struct SubscriptionStatusCheck: Sendable {
+    public var subscriptionGroupIdentifier: String?
+    public var originalTransactionID: String
+    public var appleStatus: Int64
+    public var engineState: EntitlementState?
+    public var agrees: Bool
+}
+
+public struct NotificationSummary: Sendable {
+    public var type: String
+    public var subtype: String?
+    public var uuid: String?
+    public var signedDateMs: Int64?
+}
+
+public struct APIResponseReport: Sendable {
+    public internal(set) var judgement: Judgement
+    public var endpoint: APIEndpoint
+    public var environment: APIEnvironment
+    public var httpStatus: Int64
+    public var action: APIAction
+    public var retryAfterMs: Int64?
+    public var errorCode: Int64?
+    public var errorMessage: String?
+    public var nextPage: APINextPage?
+    /// Signed items verified in this answer.
+    public var signedItems = 0
+    public var transactions: [Transaction] = []
+    public var renewals: [RenewalInfo] = []
+    /// The verified app transaction payload (app_transaction_info), as Apple signed it.
+    public var appTransactionJSON: [UInt8]?
+    public var notifications: [NotificationSummary] = []
+    public var statuses: [SubscriptionStatusCheck] = []
+    /// Order lookup: Apple's 0 (valid) or 1 (invalid).
+    public var orderStatus: Int64?
+    /// The answer's unsigned top-level fields (test notification token, extension results...).
+    public var unsignedJSON: [UInt8]?
+    public var entitlements: EntitlementReport?
+
+    public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
+
+    init(_ verdict: Verdict, _ reason: String, options: CallOptions, endpoint: APIEndpoint, action: APIAction) {
+        judgement = Judgement(verdict, reason)
+        self.endpoint = endpoint
+        environment = options.apiEnvironment
+        httpStatus = options.httpStatus ?? 0
+        self.action = action
+    }
+
+    /// A failed item or shape: the whole answer grants nothing.
+    mutating func refuse(_ verdict: Verdict, _ reason: String) {
+        judgement = Judgement(verdict, reason)
+        action = .reject
+        nextPage = nil
+        transactions = []
+        renewals = []
+        appTransactionJSON = nil
+        notifications = []
+        statuses = []
+        entitlements = nil
+    }
+}
+
+/// Apple's error codes that say "try again".
+private let retryableErrorCodes: Set<Int64> = [4040002, 4040004, 4040006, 5000001]
+private let transactionIDNotFound: Int64 = 4040010
+
+extension Verifier {
+    public func interpretAPIResponse(_ body: UnsafeRawBufferPointer, options: CallOptions,
+                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
+        try admit(body.count, nowMs: nowMs, what: "API answer")
+        guard let endpoint = options.apiEndpoint else {
+            throw .argument("options.endpoint is required: the API endpoint that answered (e.g. \"transaction_history\")")
+        }
+        guard let http = options.httpStatus else {
+            throw .argument("options.http_status is required: the HTTP status of Apple's answer")
+        }
+        func report(_ verdict: Verdict, _ reason: String, _ action: APIAction) -> APIResponseReport {
+            APIResponseReport(verdict, reason, options: options, endpoint: endpoint, action: action)
+        }
+
+        // Error bodies are {"errorCode": n, "errorMessage": "..."}; anything else carries no code.
+        var errorCode: Int64?
+        var errorMessage: String?
+        if !(200...299).contains(http), body.count > 0,
+           case .success(let doc) = JSONDocument.parse(body, what: "error body", status: .invalidArgument) {
+            errorCode = doc.root[literal: "errorCode"]?.integer
+            errorMessage = doc.root[literal: "errorMessage"]?.string.map { String($0.prefix(512)) }
+        }
+        func failure(_ verdict: Verdict, _ reason: String, _ action: APIAction) -> APIResponseReport {
+            var r = report(verdict, reason, action)
+            r.errorCode = errorCode
+            r.errorMessage = errorMessage
+            return r
+        }
+        let apple = errorCode.map { " (Apple's error \($0)\(errorMessage.map { ": \($0)" } ?? ""))" } ?? ""
+
+        if http == 401 {
+            return failure(.configurationError,
+                           "Apple refused the bearer token (HTTP 401): check the key id, issuer id, bundle id and private key; Apple also answers 401 before an app's first production release",
+                           .fixConfiguration)
+        }
+        if errorCode == transactionIDNotFound {
+            if options.apiEnvironment == .production, config.environments.contains(.sandbox) {
+                return failure(.wrongEnvironment, "the transaction id is not known in production\(apple): ask the sandbox host", .retrySandbox)
+            }
+            return failure(.rejectedByApple, options.apiEnvironment == .sandbox
+                ? "the transaction id is not known in sandbox either\(apple): not retrying (no sandbox/production loop)"
+                : "the transaction id is not known in production\(apple), and this config does not accept Sandbox", .reject)
+        }
+        if http == 429 || http >= 500 || errorCode.map(retryableErrorCodes.contains) == true {
+            let what = http == 429 ? "Apple's rate limit (HTTP 429)" : "a temporary error (HTTP \(http))"
+            if options.attempt >= Self.maxAttempts {
+                return failure(.temporarilyUnavailable, "\(what)\(apple) after \(options.attempt) attempts: give up and store it for later", .giveUp)
+            }
+            var r = failure(.temporarilyUnavailable, "\(what)\(apple): retry later", .retryLater)
+            switch RetryAfter.parse(options.retryAfter, nowMs: nowMs) {
+            case .instant(let ms):
+                r.retryAfterMs = ms
+            case .absent:
+                r.retryAfterMs = RetryAfter.backoff(attempt: options.attempt)
+            case .unreadable(let shown):
+                r.retryAfterMs = RetryAfter.backoff(attempt: options.attempt)
+                r.judgement = Judgement(.temporarilyUnavailable,
+                                        "\(what)\(apple): retry later; Retry-After \(shown) is not a UNIX time in milliseconds, so the backoff applies")
+            }
+            return r
+        }
+        if (400...499).contains(http) {
+            return failure(.rejectedByApple, "Apple rejected the request with HTTP \(http)\(apple)", .reject)
+        }
+        guard (200...299).contains(http) else {
+            return failure(.malformed, "HTTP \(http) is not an answer the App Store Server API gives; nothing is granted", .reject)
+        }
+        return acceptedAPIBody(body, endpoint: endpoint, options: options, nowMs: nowMs,
+                               base: report(.valid, "", .accept))
+    }
+
+    public func interpretAPIResponse(_ body: some Collection<UInt8>, options: CallOptions,
+                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
+        try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretAPIResponse(raw, options: options, nowMs: nowMs) }
+    }
+
+    /// A 2xx answer: its shape, then every signed item, then the engine.
+    private func acceptedAPIBody(_ body: UnsafeRawBufferPointer, endpoint: APIEndpoint, options: CallOptions,
+                                 nowMs: Int64, base: APIResponseReport) -> APIResponseReport {
+        var r = base
+        let shape = APIAnswerShape.of(endpoint)
+        if shape.isEmpty {
+            // Endpoints that answer with no body (or an empty object).
+            if body.count > 0 {
+                guard case .success(let doc) = JSONDocument.parse(body, what: "answer", status: .invalidArgument),
+                      let members = doc.root.members, members.isEmpty else {
+                    r.refuse(.malformed, "\(endpoint.rawValue) answers with an empty body; this one has content of another shape")
+                    return r
+                }
+            }
+            r.judgement = Judgement(.valid, "Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
+            return r
+        }
+        let doc: JSONDocument
+        switch JSONDocument.parse(body, what: "the API answer", status: .invalidArgument) {
+        case .success(let d): doc = d
+        case .failure(let e):
+            r.refuse(.malformed, e.message)
+            return r
+        }
+        guard let members = doc.root.members else {
+            r.refuse(.malformed, "the \(endpoint.rawValue) answer is not a JSON object")
+            return r
+        }
+        guard members.contains(where: { shape.required.contains($0.key) }) || shape.required.isEmpty else {
+            r.refuse(.malformed, "the answer has none of \(shape.required.joined(separator: ", ")): it is not a \(endpoint.rawValue) answer")
+            return r
+        }
+        for name in shape.required where doc.root[name] == nil {
+            r.refuse(.malformed, "the \(endpoint.rawValue) answer has no \(name)")
+            return r
+        }
+        // The unsigned fields are only data; the body's bundle and environment must still match.
+        if let bundle = doc.root[literal: "bundleId"] {
+            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return r }
+            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
+                r.refuse(verdict, why)
+                return r
+            }
+        }
+        if let env = doc.root[literal: "environment"] {
+            guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return r }
+            if ReceiptEnvironment(appleName: e) != options.apiEnvironment.receiptEnvironment {
+                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.apiEnvironment.rawValue) host")
+                return r
+            }
+        }
+
+        var walker = SignedItemWalker(verifier: self, expected: options.apiEnvironment.receiptEnvironment, nowMs: nowMs)
+        do {
+            switch endpoint {
+            case .transactionInfo:
+                try walker.transaction(doc.root, "signedTransactionInfo", into: &r)
+            case .transactionHistory, .refundHistory, .orderLookup:
+                let list = try APIAnswerShape.array(doc.root, "signedTransactions")
+                for (i, item) in list.enumerated() {
+                    try walker.transactionText(item, "signedTransactions[\(i)]", into: &r)
+                }
+                if endpoint == .orderLookup {
+                    guard let s = doc.root[literal: "status"]?.integer, s == 0 || s == 1 else {
+                        throw APIShapeError("order lookup status must be 0 (valid) or 1 (invalid)")
+                    }
+                    r.orderStatus = s
+                }
+            case .subscriptionStatuses:
+                let groups = try APIAnswerShape.array(doc.root, "data")
+                for (g, group) in groups.enumerated() {
+                    let groupID = group[literal: "subscriptionGroupIdentifier"]?.string
+                    let last = try APIAnswerShape.array(group, "lastTransactions", at: "data[\(g)]")
+                    for (i, item) in last.enumerated() {
+                        let at = "data[\(g)].lastTransactions[\(i)]"
+                        guard let status = item[literal: "status"]?.integer else { throw APIShapeError("\(at).status must be an integer") }
+                        guard let original = item[literal: "originalTransactionId"]?.string else {
+                            throw APIShapeError("\(at).originalTransactionId must be a string")
+                        }
+                        let txn = try walker.transaction(item, "signedTransactionInfo", at: at, into: &r)
+                        var renewal: RenewalInfo?
+                        if item[literal: "signedRenewalInfo"] != nil {
+                            renewal = try walker.renewal(item, "signedRenewalInfo", at: at, into: &r)
+                        }
+                        guard txn.chainID == original, renewal.map({ $0.originalTransactionID == original }) ?? true else {
+                            throw APIItemFailure(.malformed, "\(at): the signed items belong to another subscription than originalTransactionId \(original)")
+                        }
+                        r.statuses.append(statusCheck(group: groupID, original: original, status: status, transaction: txn,
+                                                      renewal: renewal, options: options, nowMs: nowMs))
+                    }
+                }
+            case .appTransactionInfo:
+                try walker.appTransaction(doc.root, "signedAppTransactionInfo", into: &r)
+            case .notificationHistory:
+                let list = try APIAnswerShape.array(doc.root, "notificationHistory")
+                for (i, item) in list.enumerated() {
+                    try walker.notification(item, "signedPayload", at: "notificationHistory[\(i)]", into: &r)
+                }
+            case .testNotificationStatus:
+                try walker.notification(doc.root, "signedPayload", at: "answer", into: &r)
+            case .testNotification, .extendRenewalDate, .massExtendRenewalDate, .massExtendStatus,
+                 .consumptionInfo, .setAppAccountToken, .finishTransaction:
+                break
+            }
+            if let more = doc.root[literal: "hasMore"] {
+                guard let hasMore = more.bool else { throw APIShapeError("hasMore must be a boolean") }
+                if hasMore {
+                    switch endpoint.spec.paging {
+                    case .revision:
+                        guard let rev = doc.root[literal: "revision"]?.string, !rev.isEmpty else {
+                            throw APIShapeError("hasMore is true but the answer has no revision to continue from")
+                        }
+                        r.nextPage = .revision(rev)
+                    case .paginationToken:
+                        guard let token = doc.root[literal: "paginationToken"]?.string, !token.isEmpty else {
+                            throw APIShapeError("hasMore is true but the answer has no paginationToken to continue from")
+                        }
+                        r.nextPage = .paginationToken(token)
+                    case .none:
+                        break
+                    }
+                }
+            }
+        } catch let e as APIShapeError {
+            r.refuse(.malformed, e.message)
+            return r
+        } catch let e as APIItemFailure {
+            r.refuse(e.verdict, e.reason)
+            return r
+        } catch {
+            r.refuse(.malformed, "the answer could not be read")
+            return r
+        }
+        r.unsignedJSON = APIAnswerShape.unsignedFields(doc.root, signed: shape.signed)
+        if r.orderStatus == 1 {
+            r.refuse(.rejectedByApple, "Apple says the order id is invalid (order lookup status 1)")
+            return r
+        }
+        r.signedItems = walker.verified
+        r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.renewalInfo, options: options, nowMs: nowMs)
+        r.action = r.nextPage == nil ? .accept : .nextPage
+        r.judgement = Judgement(.valid, "\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.apiEnvironment.rawValue)"
+            + (r.nextPage == nil ? "" : "; Apple has more: call again with next_page"))
+        return r
+    }
+
+    /// The engine's state for one subscription, beside Apple's status for it.
+    private func statusCheck(group: String?, original: String, status: Int64, transaction: Transaction,
+                             renewal: RenewalInfo?, options: CallOptions, nowMs: Int64) -> SubscriptionStatusCheck {
+        let report = EntitlementEngine.evaluate(transactions: [transaction], renewals: [renewal].compactMap { $0 },
+                                                catalog: config.products, grace: config.gracePeriod, nowMs: nowMs)
+        let state = report.entitlements.first { $0.originalTransactionID == original || $0.transactionID == transaction.transactionID }?.state
+        let expected: [EntitlementState]
+        switch status {
+        case 1: expected = [.active]
+        case 2: expected = [.expired, .upgraded]
+        case 3: expected = [.billingRetry]
+        case 4: expected = [.gracePeriod]
+        case 5: expected = [.refunded]
+        default: expected = []
+        }
+        return SubscriptionStatusCheck(subscriptionGroupIdentifier: group, originalTransactionID: original, appleStatus: status,
+                                       engineState: state, agrees: state.map(expected.contains) ?? false)
+    }
+}
+
+struct APIShapeError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+struct APIItemFailure: Error {
+    let verdict: Verdict
+    let reason: String
+    init(_ verdict: Verdict, _ reason: String) { self.verdict = verdict; self.reason = reason }
+}
+
+/// Verifies each signed item of an answer with the verifier's JWS rules, and checks that it
+/// comes from the environment of the host that answered.
+struct SignedItemWalker {
+    let verifier: Verifier
+    let expected: ReceiptEnvironment
+    let nowMs: Int64
+    var verified = 0
+
+    private mutating func verify(_ text: JSONValue?, _ where_: String, kind: JWSKind) throws -> JWSReport {
+        guard let token = text?.string else { throw APIShapeError("\(where_) must be a JWS string") }
+        let report = Array(token.utf8).withUnsafeBytes { verifier.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0) }
+        guard report.isValid else { throw APIItemFailure(report.verdict, "\(where_): \(report.judgement.reason)") }
+        guard report.kind == kind else { throw APIItemFailure(.malformed, "\(where_) is not a signed \(kind.rawValue)") }
+        guard report.environment == expected || report.environment == nil && kind == .renewalInfo else {
+            throw APIItemFailure(.environmentRejected,
+                                 "\(where_) is signed for \(report.environment?.rawValue ?? "no environment"), but the answer came from the \(expected.rawValue) host")
+        }
+        verified += 1
+        return report
+    }
+
+    @discardableResult
+    mutating func transaction(_ object: JSONValue, _ key: StaticString, at: String = "answer",
+                              into r: inout APIResponseReport) throws -> Transaction {
+        let report = try verify(object[literal: key], "\(at).\(key)", kind: .transaction)
+        guard let t = report.transaction else { throw APIItemFailure(.malformed, "\(at).\(key) carries no transaction") }
+        r.transactions.append(t)
+        return t
+    }
+
+    mutating func transactionText(_ item: JSONValue, _ where_: String, into r: inout APIResponseReport) throws {
+        let report = try verify(item, where_, kind: .transaction)
+        guard let t = report.transaction else { throw APIItemFailure(.malformed, "\(where_) carries no transaction") }
+        r.transactions.append(t)
+    }
+
+    mutating func renewal(_ object: JSONValue, _ key: StaticString, at: String, into r: inout APIResponseReport) throws -> RenewalInfo {
+        let report = try verify(object[literal: key], "\(at).\(key)", kind: .renewalInfo)
+        guard let info = report.renewal else { throw APIItemFailure(.malformed, "\(at).\(key) carries no renewal info") }
+        r.renewals.append(info)
+        return info
+    }
+
+    mutating func appTransaction(_ object: JSONValue, _ key: StaticString, into r: inout APIResponseReport) throws {
+        let report = try verify(object[literal: key], "answer.\(key)", kind: .appTransaction)
+        r.appTransactionJSON = report.payloadJSON
+    }
+
+    mutating func notification(_ object: JSONValue, _ key: StaticString, at: String, into r: inout APIResponseReport) throws {
+        let report = try verify(object[literal: key], "\(at).\(key)", kind: .notification)
+        guard let n = report.notification else { throw APIItemFailure(.malformed, "\(at).\(key) carries no notification") }
+        r.notifications.append(NotificationSummary(type: n.type, subtype: n.subtype, uuid: n.uuid, signedDateMs: n.signedDateMs))
+        if let t = n.transaction { r.transactions.append(t) }
+        if let info = n.renewal { r.renewals.append(info) }
+    }
+}
+
+/// What each endpoint's 200 answer holds.
+struct APIAnswerShape {
+    /// Keys that must be present; empty with `isEmpty` for endpoints without a body.
+    var required: [String]
+    /// Keys that hold signed items (left out of `unsigned`).
+    var signed: [String]
+    var isEmpty = false
+
+    static func of(_ endpoint: APIEndpoint) -> APIAnswerShape {
+        switch endpoint {
+        case .transactionInfo: return APIAnswerShape(required: ["signedTransactionInfo"], signed: ["signedTransactionInfo"])
+        case .transactionHistory, .refundHistory:
+            return APIAnswerShape(required: ["signedTransactions", "hasMore"], signed: ["signedTransactions"])
+        case .orderLookup: return APIAnswerShape(required: ["status"], signed: ["signedTransactions"])
+        case .subscriptionStatuses: return APIAnswerShape(required: ["data"], signed: ["data"])
+        case .appTransactionInfo: return APIAnswerShape(required: ["signedAppTransactionInfo"], signed: ["signedAppTransactionInfo"])
+        case .notificationHistory: return APIAnswerShape(required: ["notificationHistory", "hasMore"], signed: ["notificationHistory"])
+        case .testNotification: return APIAnswerShape(required: ["testNotificationToken"], signed: [])
+        case .testNotificationStatus: return APIAnswerShape(required: ["signedPayload"], signed: ["signedPayload"])
+        case .extendRenewalDate: return APIAnswerShape(required: ["success"], signed: [])
+        case .massExtendRenewalDate: return APIAnswerShape(required: ["requestIdentifier"], signed: [])
+        case .massExtendStatus: return APIAnswerShape(required: ["requestIdentifier", "complete"], signed: [])
+        case .consumptionInfo, .setAppAccountToken, .finishTransaction:
+            return APIAnswerShape(required: [], signed: [], isEmpty: true)
+        }
+    }
+
+    static func array(_ object: JSONValue, _ key: StaticString, at: String = "answer") throws -> [JSONValue] {
+        guard let v = object[literal: key] else { return [] }
+        guard let items = v.array else { throw APIShapeError("\(at).\(key) must be an array") }
+        return items
+    }
+
+    /// The answer's other top-level fields, copied as data (scalars and shallow structures).
+    static func unsignedFields(_ root: JSONValue, signed: [String]) -> [UInt8]? {
+        guard let members = root.members else { return nil }
+        var w = JSONWriter(capacity: 256)
+        w.beginObject()
+        for (key, value) in members where !signed.contains(key) {
+            w.key(key)
+            copy(value, into: &w, depth: 0)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    private static func copy(_ v: JSONValue, into w: inout JSONWriter, depth: Int) {
+        if let s = v.string { w.string(s) }
+        else if let n = v.integer { w.int(n) }
+        else if let b = v.bool { w.bool(b) }
+        else if let d = v.real, d.isFinite { w.rawJSON(Array("\(d)".utf8)) }
+        else if depth < 4, let items = v.array {
+            w.beginArray()
+            for item in items { copy(item, into: &w, depth: depth + 1) }
+            w.endArray()
+        } else if depth < 4, let members = v.members {
+            w.beginObject()
+            for (k, value) in members { w.key(k); copy(value, into: &w, depth: depth + 1) }
+            w.endObject()
+        } else { w.null() }
+    }
+}
+
+/// Apple's Retry-After on a 429: a UNIX time in milliseconds.
+enum RetryAfter {
+    enum Reading: Equatable {
+        case absent
+        case instant(Int64)
+        /// The text, shortened and quoted for the reason.
+        case unreadable(String)
+    }
+
+    static func parse(_ text: String?, nowMs: Int64) -> Reading {
+        guard let text else { return .absent }
+        let trimmed = text.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        let digits = Array(trimmed)
+        if !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            var value: Int64 = 0
+            for d in digits { value = value * 10 + Int64(d - 48) }
+            return .instant(max(0, value - nowMs))
+        }
+        var shown = ""
+        for scalar in text.unicodeScalars.prefix(32) {
+            shown.unicodeScalars.append(scalar.value >= 0x20 && scalar.value < 0x7f ? scalar : "?")
+        }
+        return .unreadable("\"" + shown + (text.unicodeScalars.count > 32 ? "…" : "") + "\"")
+    }
+
+    /// 1 s × 2^(attempt−1), capped at 60 s.
+    static func backoff(attempt: Int64) -> Int64 {
+        min(1000 << min(max(attempt - 1, 0), 16), 60_000)
+    }
+}

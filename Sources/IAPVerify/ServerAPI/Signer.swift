@@ -1,0 +1,209 @@
+// The developer's signing identity for the App Store Server API: the P-256 private key from App
+// Store Connect (a .p8 file), its key id, the issuer id and the app's bundle id. It signs the
+// bearer tokens of §12 and, later, offer signatures. The key stays inside this object: no result,
+// message or description ever contains it.
+
+import COpenSSL
+
+public final class Signer: @unchecked Sendable {
+    // @unchecked: the EVP_PKEY is never mutated after init, and OpenSSL 3 signs with a const key
+    // from any number of threads.
+    private let key: OpaquePointer
+    public let keyID: String
+    public let issuerID: String
+    public let bundleID: String
+    /// Replaces Apple's scheme and host in built URLs (tests only: a fake API on 127.0.0.1).
+    public let testBaseURL: String?
+
+    /// Parses the signer config: `private_key_pem`, `key_id`, `issuer_id`, `bundle_id`, and the
+    /// test-only `test_base_url`. Anything missing, unknown or of the wrong type is a config error.
+    public convenience init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+        guard json.count <= 64 * 1024 else {
+            throw .config("the signer config is \(json.count) bytes; a .p8 key and three ids fit in far less")
+        }
+        let doc = try JSONDocument(bytes: json, what: "signer config", status: .config)
+        guard let members = doc.root.members else {
+            throw .config("signer config: expected a JSON object, got \(doc.root.typeName)")
+        }
+        var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?
+        for (name, value) in members {
+            switch name {
+            case "private_key_pem":
+                guard let s = value.string else { throw .config("signer config.private_key_pem must be a string") }
+                pem = Array(s.utf8)
+            case "key_id":
+                guard let s = value.string else { throw .config("signer config.key_id must be a string") }
+                keyID = s
+            case "issuer_id":
+                guard let s = value.string else { throw .config("signer config.issuer_id must be a string") }
+                issuerID = s
+            case "bundle_id":
+                guard let s = value.string else { throw .config("signer config.bundle_id must be a string") }
+                bundleID = s
+            case "test_base_url":
+                guard let s = value.string else { throw .config("signer config.test_base_url must be a string") }
+                base = s
+            default:
+                throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, test_base_url)")
+            }
+        }
+        guard let pem else { throw .config("signer config needs private_key_pem: the .p8 key from App Store Connect, as PEM text") }
+        guard let keyID else { throw .config("signer config needs key_id: the 10-character id of the key in App Store Connect") }
+        guard let issuerID else { throw .config("signer config needs issuer_id: the issuer UUID shown with your keys in App Store Connect") }
+        guard let bundleID else { throw .config("signer config needs bundle_id: your app's bundle identifier") }
+        try self.init(privateKeyPEM: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, testBaseURL: base)
+    }
+
+    public init(privateKeyPEM: [UInt8], keyID: String, issuerID: String, bundleID: String,
+                testBaseURL: String? = nil) throws(IAPVFailure) {
+        guard Self.isToken(keyID, extra: []), keyID.utf8.count <= 64 else {
+            throw .config("signer config.key_id must be 1-64 letters and digits")
+        }
+        guard Self.isToken(issuerID, extra: [UInt8(ascii: "-")]), issuerID.utf8.count <= 64 else {
+            throw .config("signer config.issuer_id must be 1-64 letters, digits and dashes (a UUID)")
+        }
+        guard !bundleID.isEmpty, bundleID.utf8.count <= 255, bundleID.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7f }) else {
+            throw .config("signer config.bundle_id must be 1-255 characters without spaces or control characters")
+        }
+        if let base = testBaseURL {
+            guard APIURL.isBaseURL(base) else {
+                throw .config("signer config.test_base_url must be http://host[:port] or https://host[:port], with no path")
+            }
+        }
+        key = try Self.loadKey(privateKeyPEM)
+        self.keyID = keyID
+        self.issuerID = issuerID
+        self.bundleID = bundleID
+        self.testBaseURL = testBaseURL
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    private static func isToken(_ s: String, extra: [UInt8]) -> Bool {
+        !s.isEmpty && s.utf8.allSatisfy { c in
+            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || extra.contains(c)
+        }
+    }
+
+    /// A PKCS#8 (or SEC1) PEM P-256 private key. Encrypted keys are refused, never prompted for.
+    private static func loadKey(_ pem: [UInt8]) throws(IAPVFailure) -> OpaquePointer {
+        defer { ERR_clear_error() }
+        guard pem.count > 0, pem.count <= 16 * 1024 else {
+            throw .config("signer config.private_key_pem is empty or too long for a P-256 key")
+        }
+        let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            // A password callback that gives none: an encrypted key fails instead of prompting.
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        }
+        guard let pkey = loaded else {
+            throw .config("signer config.private_key_pem is not a readable, unencrypted PEM private key (paste the whole .p8 file, BEGIN and END lines included)")
+        }
+        var name = [CChar](repeating: 0, count: 64)
+        var nameLength = 0
+        guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC,
+              EVP_PKEY_get_group_name(pkey, &name, name.count, &nameLength) == 1,
+              ["prime256v1", "P-256", "secp256r1"].contains(String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)) else {
+            EVP_PKEY_free(pkey)
+            throw .config("signer config.private_key_pem must be an EC P-256 key (App Store Connect's .p8 keys are)")
+        }
+        return pkey
+    }
+
+    /// ES256 over `message`: the 64-byte r‖s JWS uses. nil only if OpenSSL fails.
+    func es256(_ message: [UInt8]) -> [UInt8]? {
+        guard let der = ecdsaDER(message) else { return nil }
+        return der.withUnsafeBufferPointer { buf -> [UInt8]? in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            guard let sig = d2i_ECDSA_SIG(nil, &p, buf.count) else { return nil }
+            defer { ECDSA_SIG_free(sig) }
+            var out = [UInt8](repeating: 0, count: 64)
+            guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig),
+                  out.withUnsafeMutableBufferPointer({ BN_bn2binpad(r, $0.baseAddress, 32) }) == 32,
+                  out.withUnsafeMutableBufferPointer({ BN_bn2binpad(s, $0.baseAddress! + 32, 32) }) == 32 else { return nil }
+            return out
+        }
+    }
+
+    /// ECDSA with SHA-256 over `message`, DER-encoded (the form promotional offer signatures use).
+    func ecdsaDER(_ message: [UInt8]) -> [UInt8]? {
+        guard let ctx = EVP_MD_CTX_new() else { return nil }
+        defer {
+            EVP_MD_CTX_free(ctx)
+            ERR_clear_error()
+        }
+        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { return nil }
+        var length = 0
+        let ok = message.withUnsafeBufferPointer { m in EVP_DigestSign(ctx, nil, &length, m.baseAddress, m.count) }
+        guard ok == 1, length > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: length)
+        let signed = message.withUnsafeBufferPointer { m in
+            out.withUnsafeMutableBufferPointer { o in EVP_DigestSign(ctx, o.baseAddress, &length, m.baseAddress, m.count) }
+        }
+        guard signed == 1 else { return nil }
+        return Array(out.prefix(length))
+    }
+
+    /// A compact JWS of `header` and `payload` (JSON objects this library wrote), signed ES256.
+    func compactJWS(header: [UInt8], payload: [UInt8]) throws(IAPVFailure) -> String {
+        let input = Base64.encodeURL(header) + "." + Base64.encodeURL(payload)
+        guard let sig = es256(Array(input.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
+        return input + "." + Base64.encodeURL(sig)
+    }
+}
+
+extension Signer: CustomStringConvertible {
+    /// Never the key.
+    public var description: String { "Signer(key_id: \(keyID), issuer_id: \(issuerID), bundle_id: \(bundleID))" }
+}
+
+/// The bearer token of the App Store Server API.
+public struct APIToken: Sendable {
+    public var token: String
+    public var issuedAtMs: Int64
+    public var expiresAtMs: Int64
+
+    /// Apple refuses tokens that live longer than an hour.
+    public static let maxLifetimeSeconds: Int64 = 3600
+    public static let defaultLifetimeSeconds: Int64 = 300
+}
+
+extension Signer {
+    /// A token issued at `nowMs` (whole seconds, as JWT wants) living `lifetimeSeconds`.
+    public func apiToken(nowMs: Int64, lifetimeSeconds: Int64 = APIToken.defaultLifetimeSeconds) throws(IAPVFailure) -> APIToken {
+        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        guard (1...APIToken.maxLifetimeSeconds).contains(lifetimeSeconds) else {
+            throw .argument("the token lifetime must be 1-3600 seconds (Apple refuses longer), got \(lifetimeSeconds)")
+        }
+        let iat = nowMs / 1000
+        var h = JSONWriter(capacity: 64)
+        h.beginObject()
+        h.field("alg", "ES256")
+        h.field("kid", keyID)
+        h.field("typ", "JWT")
+        h.endObject()
+        var p = JSONWriter(capacity: 160)
+        p.beginObject()
+        p.field("iss", issuerID)
+        p.field("iat", iat)
+        p.field("exp", iat + lifetimeSeconds)
+        p.field("aud", "appstoreconnect-v1")
+        p.field("bid", bundleID)
+        p.endObject()
+        let jwt = try compactJWS(header: h.bytes, payload: p.bytes)
+        return APIToken(token: jwt, issuedAtMs: iat * 1000, expiresAtMs: (iat + lifetimeSeconds) * 1000)
+    }
+}
+
+extension APIToken {
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: token.utf8.count + 96)
+        w.beginObject()
+        w.field("token", token)
+        w.field("issued_at_ms", issuedAtMs)
+        w.field("expires_at_ms", expiresAtMs)
+        w.endObject()
+        return w.bytes
+    }
+}
