@@ -134,7 +134,9 @@ struct VerifierOptions: ParsableArguments {
         }
     }
 
-    func nowMs() throws -> Int64 {
+    func nowMs() throws -> Int64 { try Self.parseNow(now) }
+
+    static func parseNow(_ now: String?) throws -> Int64 {
         if let now {
             // Ten digits are Unix seconds (2001 to 2286); as milliseconds they would be early 1970.
             if now.utf8.count == 10, now.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int64(now) {
@@ -151,11 +153,11 @@ struct VerifierOptions: ParsableArguments {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
-    func callOptions(for verifier: Verifier) throws -> CallOptions {
+    func callOptions(for verifier: Verifier, entry: OptionsEntry = .general) throws -> CallOptions {
         guard let options else { return CallOptions() }
         let bytes = try IO.read(options)
         do {
-            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.callOptions(json: raw) }
+            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.callOptions(json: raw, entry: entry) }
         } catch let error as IAPVFailure {
             throw UsageFailure(description: "\(error.status.name): \(error.message)")
         }
@@ -278,6 +280,61 @@ struct JWSCommand: ParsableCommand {
     }
 }
 
+struct APIRequestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api-request", abstract: "Build the exact HTTP request for an App Store Server API call (no network).",
+        discussion: "CALL.json names the endpoint and its parameters; the output is method, url, headers and body to send as is. Manual: docs/server-api.md.")
+
+    @Argument(help: "Call JSON file, e.g. {\"endpoint\": \"transaction_history\", \"transaction_id\": \"...\"}, or - for stdin.")
+    var file: String
+
+    @Option(name: .long, help: "Signer JSON file: private_key_pem, key_id, issuer_id, bundle_id.")
+    var signer: String
+
+    @Option(name: .long, help: "Current time for the token: Unix milliseconds or RFC 3339 (default: the system clock).")
+    var now: String?
+
+    @Flag(name: .long, help: "Indent the result JSON.")
+    var pretty = false
+
+    func run() throws {
+        let call = try IO.read(file)
+        let config = try IO.read(signer)
+        let nowMs = try VerifierOptions.parseNow(now)
+        do {
+            let s = try config.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
+            let request = try call.withUnsafeBytes { raw throws(IAPVFailure) in try s.apiRequest(raw, nowMs: nowMs) }
+            IO.printJSON(request.resultJSON(), pretty: pretty)
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+    }
+}
+
+struct APIResponseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api-response", abstract: "Interpret an App Store Server API answer: next action, verified transactions, entitlements.",
+        discussion: "--options must say which call answered: {\"endpoint\": ..., \"environment\": ..., \"http_status\": ...}. Manual: docs/server-api.md.")
+
+    @Argument(help: "Answer body file (may be empty), or - for stdin.")
+    var file: String
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        let input = try IO.read(file)
+        let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
+        guard common.options != nil else {
+            throw UsageFailure(description: "api-response needs --options FILE with at least {\"endpoint\": \"...\", \"http_status\": 200}")
+        }
+        let options = try common.callOptions(for: verifier, entry: .apiResponse)
+        try common.answer(input) { raw throws(IAPVFailure) in
+            try verifier.interpretAPIResponse(raw, options: options, nowMs: now)
+        }
+    }
+}
+
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).",
@@ -300,14 +357,15 @@ struct InspectCommand: ParsableCommand {
 struct IAPVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iapverify",
-        abstract: "Verify App Store receipts, interpret /verifyReceipt responses, compute entitlements.",
+        abstract: "Verify App Store receipts and StoreKit 2 JWS, build and interpret App Store Server API calls, compute entitlements.",
         discussion: """
-            Every command reads FILE (or - for standard input) and prints the result JSON.
+            Every command reads FILE (or - for standard input) and prints the result JSON; none uses the network.
             Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
             Manual: docs/cli.md in the iapverify repository.
             """,
         version: IAPV_VERSION_STRING,  // the header's, which c-test holds to VERSION
-        subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self, InspectCommand.self])
+        subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self,
+                      APIRequestCommand.self, APIResponseCommand.self, InspectCommand.self])
 }
 
 /// Runs the command with the exit codes of docs/cli.md (ArgumentParser's own usage code 64 becomes 2).
