@@ -8,7 +8,7 @@ public enum APIEnvironment: String, Sendable {
     case production, sandbox
 
     /// The hosts Apple recommends since 2026-05-05.
-    var baseURL: String {
+    public var baseURL: String {
         switch self {
         case .production: return "https://api.storekit.apple.com"
         case .sandbox: return "https://api.storekit-sandbox.apple.com"
@@ -141,16 +141,19 @@ extension Signer {
 
     private static func queryPairs(_ query: JSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {
         guard let members = query.members else { throw .argument("call.query must be an object of Apple's query parameters") }
-        var out: [(String, String)] = []
-        for (name, value) in members {
-            guard let entry = spec.query.first(where: { $0.name == name }) else {
-                let known = spec.query.map(\.name)
-                if spec.queryParameters.values.contains(name) {
-                    throw .argument("call.query.\(name): pass it as call.\(spec.queryParameters.first { $0.value == name }!.key.rawValue)")
-                }
-                throw .argument("call.query.\(name) is not a filter of \(endpoint.rawValue)"
-                    + (known.isEmpty ? " (it takes none)" : "; expected " + known.joined(separator: ", ")))
+        for (name, _) in members where !spec.query.contains(where: { $0.name == name }) {
+            if let p = spec.queryParameters.first(where: { $0.value == name })?.key {
+                throw .argument("call.query.\(name): pass it as call.\(p.rawValue)")
             }
+            let known = spec.query.map(\.name)
+            throw .argument("call.query.\(name) is not a filter of \(endpoint.rawValue)"
+                + (known.isEmpty ? " (it takes none)" : "; expected " + known.joined(separator: ", ")))
+        }
+        // The table's order, not the object's: the URL is the same however the host wrote the call.
+        var out: [(String, String)] = []
+        for entry in spec.query {
+            guard let value = query[entry.name], !value.isNull else { continue }
+            let name = entry.name
             let path = "call.query.\(name)"
             if case .list(let element, let maxCount) = entry.type {
                 let items = value.array ?? [value]
