@@ -161,6 +161,112 @@ res = assert(v:verify_jws(token, 1893456000000))
 check(res.valid and res.result.kind == "transaction", "verify_jws: " .. res.verdict)
 v:close()
 
+-- App Store Server API: the signer, its requests and tokens, and API answers (Tests/shared/fakeapple).
+do
+    local fake = root .. "/Tests/shared/fakeapple/"
+    local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    local function b64url_decode(text)
+        local bits, nbits, out = 0, 0, {}
+        for i = 1, #text do
+            local index = B64:find(text:sub(i, i), 1, true)
+            if not index then return nil end
+            bits, nbits = bits * 64 + (index - 1), nbits + 6
+            if nbits >= 8 then
+                nbits = nbits - 8
+                local byte = math.floor(bits / 2 ^ nbits)
+                out[#out + 1] = string.char(byte)
+                bits = bits - byte * 2 ^ nbits
+            end
+        end
+        return table.concat(out)
+    end
+    local now = 1700000000123
+    local signer_json = read(fake .. "signer.json")
+    local signer = assert(iapverify.signer_new(signer_json))
+    check(assert(iapverify.signer_new(cjson.decode(signer_json))):close() == true, "signer from a table")
+
+    local req = assert(signer:api_request({ endpoint = "transaction_history", environment = "sandbox",
+                                            transaction_id = "1001", revision = "rev-1" }, now))
+    check(req.method == "GET" and req.url == "https://api.storekit-sandbox.apple.com/inApps/v2/history/1001?revision=rev-1",
+          "transaction_history request: " .. tostring(req.method) .. " " .. tostring(req.url))
+    check(req.body == nil and req.headers.Accept == "application/json" and req.headers["Content-Type"] == nil,
+          "transaction_history has no body")
+    local jwt = (req.headers.Authorization or ""):match("^Bearer (.+)$") or ""
+    local h, p, s = jwt:match("^([%w_-]+)%.([%w_-]+)%.([%w_-]+)$")
+    check(h ~= nil, "the bearer token has 3 parts: " .. jwt)
+    if h then
+        local header, claims = cjson.decode(b64url_decode(h)), cjson.decode(b64url_decode(p))
+        check(header.alg == "ES256" and header.kid == "FAKEKEY123" and header.typ == "JWT", "token header")
+        check(claims.iss == "57246542-96fe-1a63-e053-0824d011072a" and claims.aud == "appstoreconnect-v1"
+              and claims.bid == "com.example.fake", "token claims")
+        check(claims.iat == 1700000000 and claims.exp > claims.iat and claims.exp <= claims.iat + 3600,
+              "token times: iat " .. tostring(claims.iat) .. " exp " .. tostring(claims.exp))
+        check(#b64url_decode(s) == 64, "the signature is raw r||s")
+        check(req.token_expires_at_ms == claims.exp * 1000, "token_expires_at_ms")
+    end
+    req = assert(signer:api_request('{"endpoint":"consumption_info","transaction_id":"5","body":'
+        .. '{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED"}}', now))
+    check(req.method == "PUT" and req.url == "https://api.storekit.apple.com/inApps/v2/transactions/consumption/5"
+          and req.headers["Content-Type"] == "application/json" and cjson.decode(req.body).deliveryStatus == "DELIVERED",
+          "consumption_info request from JSON text")
+    local tok = assert(signer:token(now))
+    check(tok.issued_at_ms == 1700000000000 and tok.expires_at_ms == 1700000300000 and select(2, tok.token:gsub("%.", "")) == 2,
+          "token()")
+
+    local bad_calls = { { "a slash", { endpoint = "transaction_info", transaction_id = "a/b" } },
+                        { "a question mark", { endpoint = "transaction_info", transaction_id = "a?b" } },
+                        { "dot dot", { endpoint = "transaction_info", transaction_id = ".." } },
+                        { "no id", { endpoint = "transaction_info" } },
+                        { "unknown endpoint", '{"endpoint":"transaction_lottery"}' },
+                        { "unknown environment", { endpoint = "transaction_info", transaction_id = "1", environment = "staging" } },
+                        { "not JSON", "{endpoint" } }
+    for _, case in ipairs(bad_calls) do
+        refused("api_request " .. case[1], "", signer.api_request, signer, case[2], now)
+    end
+    refused("api_request without a call", "call must be a table or JSON text, not nil", signer.api_request, signer, nil, now)
+    refused("api_request with a number", "call must be a table or JSON text, not number", signer.api_request, signer, 7, now)
+    refused("api_request without now_ms", "now_ms is required", signer.api_request, signer, { endpoint = "test_notification" })
+    refused("token with a string now_ms", "must be a number", signer.token, signer, "now")
+    refused("token before 1970", "now_ms", signer.token, signer, -1)
+    refused("signer method with a dot", "call methods with a colon", signer.token, now)
+    refused("signer method on a verifier", "not a signer", signer.api_request, assert(iapverify.new({ bundle_id = "*" })), "{}", now)
+
+    local wrong = cjson.decode(signer_json)
+    wrong.private_key_pem = read(fake .. "p384.p8")
+    local none, err2 = iapverify.signer_new(wrong)
+    check(none == nil and err2:find("^IAPV_E_CONFIG: ") ~= nil and not err2:find("PRIVATE KEY", 1, true),
+          "a P-384 key is a config error: " .. tostring(err2))
+    none, err2 = iapverify.signer_new('{"key_id":"A"}')
+    check(none == nil and err2:find("^IAPV_E_CONFIG: .*private_key_pem") ~= nil, "missing key: " .. tostring(err2))
+    refused("signer config nil", "config must be a table or JSON text, not nil", iapverify.signer_new, nil)
+
+    local api = assert(iapverify.new(read(fake .. "verifier.json")))
+    res = assert(api:interpret_api_response('{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}',
+        { endpoint = "transaction_history", environment = "sandbox", http_status = 429, retry_after = "1700000007000" },
+        1700000000000))
+    check(not res.valid and res.result.action == "retry_later" and res.result.retry_after_ms == 7000
+          and res.result.error_code == 4290000 and #res.result.transactions == 0, "429: " .. res.json)
+    res = assert(api:interpret_api_response("", '{"endpoint":"transaction_info","http_status":401}', now))
+    check(not res.valid and res.verdict == "configuration_error" and res.result.action == "fix_configuration", "401: " .. res.json)
+    res = assert(api:interpret_api_response("{}", { endpoint = "transaction_info", http_status = 503, attempt = 3 }, now))
+    check(res.result.action == "retry_later" and res.result.retry_after_ms == 4000, "503 backoff: " .. res.json)
+    refused("interpret_api_response without options", "options.endpoint", api.interpret_api_response, api, "{}", nil, now)
+    refused("interpret_api_response with unknown endpoint", "options.endpoint", api.interpret_api_response, api, "{}",
+            { endpoint = "transaction_lottery", http_status = 200 }, now)
+    refused("interpret_api_response without now_ms", "now_ms is required", api.interpret_api_response, api, "{}",
+            { endpoint = "transaction_info", http_status = 200 })
+    refused("interpret_api_response body nil", "body must be a string, not nil", api.interpret_api_response, api, nil,
+            { endpoint = "transaction_info", http_status = 200 }, now)
+    api:close()
+    refused("closed verifier interpret_api_response", "the verifier is closed", api.interpret_api_response, api, "{}",
+            { endpoint = "transaction_info", http_status = 401 }, now)
+
+    check(signer:close() == true and signer:close() == true, "close the signer twice")
+    refused("closed signer api_request", "the signer is closed", signer.api_request, signer, { endpoint = "test_notification" }, now)
+    refused("closed signer token", "the signer is closed", signer.token, signer, now)
+    refused("signer close with a dot", "call methods with a colon", signer.close)
+end
+
 -- A loop to shake out leaks or crashes in the FFI glue.
 v = assert(iapverify.new({ bundle_id = "com.dashedspace.analytics" }))
 local receipt = read(fixtures .. "receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der")

@@ -39,6 +39,12 @@ iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, 
 iapv_status iapv_interpret_response(const iapv_verifier *v, const uint8_t *body, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *input_json, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
+typedef struct iapv_signer iapv_signer;
+iapv_status iapv_signer_new(const char *config_json, size_t config_len, iapv_signer **out, iapv_error *err);
+void iapv_signer_free(iapv_signer *s);
+iapv_status iapv_api_token(const iapv_signer *s, int64_t now_ms, iapv_result **out, iapv_error *err);
+iapv_status iapv_api_request(const iapv_signer *s, const char *call_json, size_t len, int64_t now_ms, iapv_result **out, iapv_error *err);
+iapv_status iapv_interpret_api_response(const iapv_verifier *v, const uint8_t *body, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 const char *iapv_result_verdict(const iapv_result *r);
 int iapv_result_is_valid(const iapv_result *r);
 const char *iapv_result_json(const iapv_result *r, size_t *len_out);
@@ -198,6 +204,15 @@ function methods:verify_jws(token, now_ms, options)
     return call(self, lib.iapv_verify_jws, "token", token, now_ms, options)
 end
 
+--- Interprets an App Store Server API answer. `options` (a table or JSON text) is required and
+--- says which call it answers and how it came: { endpoint = "transaction_history",
+--- environment = "sandbox", http_status = 429, retry_after = <the Retry-After header>,
+--- attempt = 1 }. res.result.action says what to do next (accept, next_page, retry_later...).
+--- Unlike the other calls, options come before now_ms, because they cannot be left out.
+function methods:interpret_api_response(body, options, now_ms)
+    return call(self, lib.iapv_interpret_api_response, "body", body, now_ms, options)
+end
+
 --- Frees the verifier now instead of at garbage collection. Later calls return nil and
 --- "IAPV_E_INVALID_ARGUMENT: the verifier is closed"; closing again is fine. Calls never yield,
 --- so no call of this Lua state can be running while close() runs.
@@ -207,6 +222,108 @@ function methods:close()
     end
     if self.handle then
         lib.iapv_verifier_free(ffi.gc(self.handle, nil))
+        self.handle = nil
+    end
+    return true
+end
+
+-- ---- App Store Server API: the signer ----------------------------------------------------------
+--
+--   local signer = assert(iapverify.signer_new(p8_config_json))   -- once per worker
+--   local req, err = signer:api_request({ endpoint = "transaction_history", environment = "sandbox",
+--                                         transaction_id = tid }, ngx.now() * 1000)
+--   -- send req.method to req.url with req.headers and req.body (nil: no body), e.g. with
+--   -- lua-resty-http, then:
+--   local res = v:interpret_api_response(answer_body, { endpoint = "transaction_history",
+--       environment = "sandbox", http_status = status, retry_after = headers["Retry-After"] },
+--       ngx.now() * 1000)
+--
+-- The signer methods decode the library's JSON, so they need cjson (OpenResty has it).
+
+local signer_mt = { __index = {} }
+local signer_methods = signer_mt.__index
+
+--- Builds a signer from {"private_key_pem", "key_id", "issuer_id", "bundle_id"} (JSON text or a
+--- table). Returns signer, or nil and an error (IAPV_E_CONFIG for a missing or wrong key).
+function _M.signer_new(config)
+    if not lib then
+        local _, err = _M.load()
+        if not lib then return nil, err end
+    end
+    if not ok_cjson then return nil, "IAPV_E_INTERNAL: the signer needs cjson to read the library's results" end
+    local json, err = encode(config, "config")
+    if not json then return nil, err end
+    local out = ffi.new("iapv_signer *[1]")
+    local e = ffi.new("iapv_error")
+    local status = lib.iapv_signer_new(json, #json, out, e)
+    if status ~= 0 then return failure(status, e) end
+    return setmetatable({ handle = ffi.gc(out[0], lib.iapv_signer_free) }, signer_mt)
+end
+
+local function signer_handle(self, method)
+    if getmetatable(self) ~= signer_mt then
+        return nil, INVALID .. "not a signer: call methods with a colon, signer:" .. method .. "(...)"
+    end
+    if not self.handle then return nil, INVALID .. "the signer is closed" end
+    return self.handle
+end
+
+-- The decoded JSON of a result, then frees it.
+local function take(r)
+    local len = ffi.new("size_t[1]")
+    local text = ffi.string(lib.iapv_result_json(r, len), len[0])
+    lib.iapv_result_free(r)
+    local doc = cjson.decode(text)
+    if type(doc) ~= "table" then return nil, "IAPV_E_INTERNAL: unreadable result JSON" end
+    return doc
+end
+
+--- A bearer token issued at now_ms: { token = "<JWT>", issued_at_ms = ..., expires_at_ms = ... },
+--- or nil and an error. api_request already puts a fresh token in each request.
+function signer_methods:token(now_ms)
+    local handle, err = signer_handle(self, "token")
+    if not handle then return nil, err end
+    local now
+    now, err = int64(now_ms, "now_ms")
+    if not now then return nil, err end
+    local out = ffi.new("iapv_result *[1]")
+    local e = ffi.new("iapv_error")
+    local status = lib.iapv_api_token(handle, now, out, e)
+    if status ~= 0 then return failure(status, e) end
+    return take(out[0])
+end
+
+--- The HTTP request for one API call (a table or JSON text, e.g. { endpoint = "transaction_info",
+--- transaction_id = "..." }): { method, url, headers = { name = value }, body = text or nil,
+--- endpoint, environment, token_expires_at_ms }, or nil and an error (IAPV_E_INVALID_ARGUMENT for
+--- an unknown endpoint or a bad id). Send it as it is.
+function signer_methods:api_request(call_desc, now_ms)
+    local handle, err = signer_handle(self, "api_request")
+    if not handle then return nil, err end
+    local json
+    json, err = encode(call_desc, "call")
+    if not json then return nil, err end
+    local now
+    now, err = int64(now_ms, "now_ms")
+    if not now then return nil, err end
+    local out = ffi.new("iapv_result *[1]")
+    local e = ffi.new("iapv_error")
+    local status = lib.iapv_api_request(handle, json, #json, now, out, e)
+    if status ~= 0 then return failure(status, e) end
+    local req
+    req, err = take(out[0])
+    if not req then return nil, err end
+    if req.body == cjson.null then req.body = nil end
+    return req
+end
+
+--- Frees the signer now instead of at garbage collection; closing again is fine.
+function signer_methods:close()
+    if getmetatable(self) ~= signer_mt then
+        return nil, INVALID .. "not a signer: call methods with a colon, signer:close()"
+    end
+    if self.handle then
+        lib.iapv_signer_free(ffi.gc(self.handle, nil))
         self.handle = nil
     end
     return true
