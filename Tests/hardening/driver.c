@@ -134,9 +134,30 @@ static int leak(long n) {
         iapv_verifier_new("{\"colour\":1}", 12, &rejected, &err);
     }
     for (long k = 0; k < n / 50 + 1; k++) iapv_verifier_free(make_verifier());
+    /* App Store Server API: signer churn, tokens, requests (good and refused), answers. */
+    size_t signer_len;
+    char *signer_config = (char *)read_file("Tests/shared/fakeapple/signer.json", &signer_len);
+    const char *call_ok = "{\"endpoint\":\"transaction_history\",\"transaction_id\":\"2001\",\"query\":{\"productType\":[\"CONSUMABLE\"]}}";
+    const char *call_bad = "{\"endpoint\":\"transaction_info\",\"transaction_id\":\"../x\"}";
+    const char *answer_options = "{\"endpoint\":\"transaction_info\",\"http_status\":429,\"retry_after\":\"x\",\"attempt\":2}";
+    const char *answer = "{\"errorCode\":4290000,\"errorMessage\":\"Rate limit exceeded.\"}";
+    for (long k = 0; k < n; k++) {
+        iapv_signer *s = NULL;
+        if (iapv_signer_new(signer_config, signer_len, &s, &err) != IAPV_OK) { fprintf(stderr, "%s\n", err.message); exit(2); }
+        if (iapv_api_token(s, 1767225600000, &r, &err) == IAPV_OK) iapv_result_free(r);
+        if (iapv_api_request(s, call_ok, strlen(call_ok), 1767225600000, &r, &err) == IAPV_OK) iapv_result_free(r);
+        iapv_api_request(s, call_bad, strlen(call_bad), 1767225600000, &r, &err);
+        iapv_api_request(NULL, call_ok, strlen(call_ok), 0, &r, &err);
+        iapv_signer_free(s);
+        iapv_signer *rejected = NULL;
+        iapv_signer_new("{\"key_id\":1}", 12, &rejected, &err);
+        if (iapv_interpret_api_response(v, (const uint8_t *)answer, strlen(answer), answer_options, strlen(answer_options),
+                                        1767225600000, &r, &err) == IAPV_OK) iapv_result_free(r);
+    }
+    free(signer_config);
     iapv_verifier_free(v);
-    printf("leak: %ld calls of each entry point (over %d inputs), %ld of each error path, %ld verifiers\n",
-           n, ninputs, n, n / 50 + 1);
+    printf("leak: %ld calls of each entry point (over %d inputs), %ld of each error path, %ld verifiers, %ld signers\n",
+           n, ninputs, n, n / 50 + 1, n);
     return 0;
 }
 
