@@ -1,9 +1,14 @@
-"""iapverify: App Store receipts, /verifyReceipt responses and entitlements, through libiapverify.
+"""iapverify: App Store receipts, /verifyReceipt responses, StoreKit 2 tokens, App Store Server API
+calls and entitlements, through libiapverify.
 
 A ``Verifier`` is built once from a config and may be shared by threads (the C calls release
 the GIL); closing it waits for the calls in progress. A rejected receipt is a ``Result`` with
 ``valid == False``; an ``IAPVerifyError`` means the call could not answer (bad config, bad options,
 input too large, a closed verifier). An argument of the wrong type is a ``TypeError``.
+
+A ``Signer`` holds the developer key for the App Store Server API and builds each request (method,
+URL, headers with a fresh bearer token, body); the host sends it with any HTTP client and hands the
+answer to ``Verifier.interpret_api_response``. The library itself does no I/O.
 """
 from __future__ import annotations
 
@@ -12,14 +17,16 @@ import json as _json
 import operator
 import threading
 import time
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from . import _native
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
-from .results import Delivery, DeliveryItem, Entitlement, JWSResult, OrderMatch, Purchase, ResponseResult, Result, parse
+from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OrderMatch, Purchase,
+                      ResponseResult, Result, parse, parse_request, parse_token)
 
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
+           "Signer", "APIToken", "APIRequest", "APIResult",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "library_version", "now_ms"]
 
@@ -94,15 +101,14 @@ def _raise(err: _native.IAPVError, status: int) -> None:
     raise from_status(status, lib.iapv_status_name(status).decode(), err.message.decode("utf-8", "replace"))
 
 
-class Verifier:
-    """An immutable verifier, shared freely by threads. Use it as a context manager, or call ``close()``.
+class _Handle:
+    """A C handle shared by threads: ``close()`` waits for the calls in progress, later calls raise."""
 
-    ``close()`` (and leaving a ``with`` block) waits for calls already running on other threads to
-    finish; a call that starts after ``close()`` has begun raises ``InvalidArgumentError``.
-    """
+    _what = "handle"
+    _free_fn = ""
 
-    def __init__(self, config: JSONish):
-        # Set first, so that close() and __del__ work even if building the verifier fails.
+    def _open(self, new_fn: str, config: JSONish) -> None:
+        # Set first, so that close() and __del__ work even if building the handle fails.
         self._handle: Optional[ctypes.c_void_p] = None
         self._closed = False
         self._calls = 0                        # calls running now, each using self._handle
@@ -111,13 +117,13 @@ class Verifier:
         raw = _json_bytes(config, "config")
         handle = ctypes.c_void_p()
         err = _native.IAPVError()
-        status = lib.iapv_verifier_new(raw, len(raw), ctypes.byref(handle), ctypes.byref(err))
+        status = getattr(lib, new_fn)(raw, len(raw), ctypes.byref(handle), ctypes.byref(err))
         if status != 0:
             _raise(err, status)
         self._handle = handle
 
     def close(self) -> None:
-        """Frees the verifier once the calls running on other threads have returned. Idempotent."""
+        """Frees the handle once the calls running on other threads have returned. Idempotent."""
         cond = getattr(self, "_cond", None)
         if cond is None:                       # __init__ did not get far enough to own anything
             return
@@ -126,17 +132,11 @@ class Verifier:
             cond.wait_for(lambda: self._calls == 0)
             handle, self._handle = self._handle, None
             if handle is not None:
-                _library().iapv_verifier_free(handle)
+                getattr(_library(), self._free_fn)(handle)
 
     @property
     def closed(self) -> bool:
-        return self._closed
-
-    def __enter__(self) -> "Verifier":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return getattr(self, "_closed", True)
 
     def __del__(self) -> None:
         try:
@@ -146,23 +146,21 @@ class Verifier:
 
     def __reduce__(self) -> Any:
         # A copy would share the C handle, and closing either would free it under the other.
-        raise TypeError("a Verifier cannot be copied or pickled: build another one from the same config")
+        raise TypeError(f"a {type(self).__name__} cannot be copied or pickled: build another one from the same config")
 
-    def _call(self, fn_name: str, data: bytes, options: Optional[bytes], now: object, response: bool,
-              jws: bool = False) -> Result:
-        when = now_ms() if now is None else _int64(now, "now_ms")
+    def _run(self, invoke: Callable[[ctypes.c_void_p, Any, Any], int]) -> "tuple[str, bool]":
+        """Calls ``invoke(handle, byref(result), byref(err))`` while the handle is held open, and
+        returns the result's JSON text and validity (the result is freed here)."""
         lib = _library()
-        fn = getattr(lib, fn_name)
         with self._cond:
             if self._closed or self._handle is None:
-                raise InvalidArgumentError("the verifier is closed")
+                raise InvalidArgumentError(f"the {self._what} is closed")
             handle = self._handle
             self._calls += 1
         try:
             result = ctypes.c_void_p()
             err = _native.IAPVError()
-            status = fn(handle, data, len(data), options, len(options or b""), when, ctypes.byref(result),
-                        ctypes.byref(err))
+            status = invoke(handle, ctypes.byref(result), ctypes.byref(err))
         finally:
             with self._cond:
                 self._calls -= 1
@@ -177,7 +175,35 @@ class Verifier:
             valid = lib.iapv_result_is_valid(result) == 1
         finally:
             lib.iapv_result_free(result)
-        return parse(text, valid, response, jws)
+        return text, valid
+
+
+class Verifier(_Handle):
+    """An immutable verifier, shared freely by threads. Use it as a context manager, or call ``close()``.
+
+    ``close()`` (and leaving a ``with`` block) waits for calls already running on other threads to
+    finish; a call that starts after ``close()`` has begun raises ``InvalidArgumentError``.
+    """
+
+    _what = "verifier"
+    _free_fn = "iapv_verifier_free"
+
+    def __init__(self, config: JSONish):
+        self._open("iapv_verifier_new", config)
+
+    def __enter__(self) -> "Verifier":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, fn_name: str, data: bytes, options: Optional[bytes], now: object, response: bool,
+              jws: bool = False, api: bool = False) -> Result:
+        when = now_ms() if now is None else _int64(now, "now_ms")
+        fn = getattr(_library(), fn_name)
+        text, valid = self._run(lambda handle, result, err: fn(handle, data, len(data), options, len(options or b""), when,
+                                                                result, err))
+        return parse(text, valid, response, jws, api)
 
     def verify_receipt(self, receipt: Binary, *, now_ms: Optional[int] = None,
                        options: Optional[JSONish] = None) -> Result:
@@ -218,3 +244,98 @@ class Verifier:
         """Entitlements from ``{"transactions": [...], "renewal_info": [...]}``."""
         data = _json_bytes(transactions, "transactions")
         return self._call("iapv_compute_entitlements", data, _json_bytes(options, "options", True), now_ms, False)
+
+    def interpret_api_response(self, body: Union[JSONish, None], *, endpoint: str, http_status: int,
+                               environment: str = "production", retry_after: Optional[str] = None, attempt: int = 1,
+                               options: Optional[JSONish] = None, now_ms: Optional[int] = None) -> APIResult:
+        """Interprets what the App Store Server API answered to a call built by ``Signer.api_request``.
+
+        ``body`` is the answer's bytes (``b""`` or None for an empty answer), ``endpoint`` and
+        ``environment`` the call's, ``http_status`` the HTTP status, ``retry_after`` the Retry-After
+        header text if any, ``attempt`` how many times this call has been tried (1 for the first).
+        ``options`` may add delivered_transaction_ids, orders and renewal_info; the keyword
+        arguments above take precedence over the same keys in it.
+        """
+        if not isinstance(endpoint, str):
+            raise TypeError(f"endpoint must be a str, not {_type_name(endpoint)}")
+        if not isinstance(environment, str):
+            raise TypeError(f"environment must be a str, not {_type_name(environment)}")
+        if retry_after is not None and not isinstance(retry_after, str):
+            raise TypeError(f"retry_after must be the header text (str) or None, not {_type_name(retry_after)}")
+        opts = self._options_dict(options)
+        opts["endpoint"] = endpoint
+        opts["environment"] = environment
+        opts["http_status"] = _int64(http_status, "http_status")
+        opts["attempt"] = _int64(attempt, "attempt")
+        if retry_after is not None:
+            opts["retry_after"] = retry_after
+        else:
+            opts.pop("retry_after", None)
+        data = b"" if body is None else _json_bytes(body, "body")
+        result = self._call("iapv_interpret_api_response", data, _json_bytes(opts, "options"), now_ms, False, api=True)
+        assert isinstance(result, APIResult)
+        return result
+
+    @staticmethod
+    def _options_dict(options: Optional[JSONish]) -> dict:
+        try:
+            opts = _json.loads(_json_bytes(options, "options", True) or b"{}")
+        except ValueError as e:
+            raise InvalidArgumentError(f"options are not valid JSON: {e}") from None
+        if not isinstance(opts, dict):
+            raise TypeError(f"options must be a JSON object, not {_type_name(opts)}")
+        return opts
+
+
+class Signer(_Handle):
+    """The developer's signing identity for the App Store Server API: the .p8 key from App Store
+    Connect, its key id, the issuer id and the bundle id. Immutable and shared freely by threads;
+    closes like a ``Verifier``. The private key never appears in a repr, a result or an error.
+
+    ``config`` is a mapping or JSON text: ``{"private_key_pem": ..., "key_id": ..., "issuer_id": ...,
+    "bundle_id": ...}``. A missing, unknown or wrong key (not EC P-256) is a ``ConfigError``.
+    """
+
+    _what = "signer"
+    _free_fn = "iapv_signer_free"
+
+    def __init__(self, config: JSONish):
+        self._label = "Signer(?)"
+        self._open("iapv_signer_new", config)
+        try:
+            d = _json.loads(_json_bytes(config, "config") or b"{}")
+            self._label = (f"Signer(key_id={d.get('key_id')!r}, issuer_id={d.get('issuer_id')!r}, "
+                           f"bundle_id={d.get('bundle_id')!r})")
+        except (ValueError, AttributeError):
+            pass
+
+    def __repr__(self) -> str:
+        return self._label[:-1] + (", closed)" if self.closed else ")")
+
+    def __enter__(self) -> "Signer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def api_token(self, now_ms: Optional[int] = None) -> APIToken:
+        """A bearer token issued at ``now_ms`` (default: this host's clock), valid 5 minutes."""
+        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        fn = _library().iapv_api_token
+        text, _ = self._run(lambda handle, result, err: fn(handle, when, result, err))
+        return parse_token(text)
+
+    def api_request(self, call: JSONish, now_ms: Optional[int] = None) -> APIRequest:
+        """The exact HTTP request for one call, e.g. ``{"endpoint": "transaction_history",
+        "environment": "production", "transaction_id": "...", "query": {"sort": "ASCENDING"}}``.
+        An unknown endpoint or a bad parameter is an ``InvalidArgumentError``. See ``APIRequest``
+        for sending it with urllib, requests or httpx."""
+        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        data = _json_bytes(call, "call")
+        assert data is not None
+        fn = _library().iapv_api_request
+        text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
+        return parse_request(text)
+
+
+_now = now_ms

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json as _json
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -116,7 +117,101 @@ class JWSResult(Result):
     signed_date_ms: Optional[int] = None
 
 
-def parse(text: str, valid: bool, response: bool = False, jws: bool = False) -> Result:
+@dataclass(frozen=True)
+class APIResult(Result):
+    """An App Store Server API answer, interpreted: what to do next, and what it grants.
+
+    ``action`` is one of accept, next_page, retry_later, retry_sandbox, give_up,
+    fix_configuration, reject. ``next_page`` is ``{"revision": ...}``, ``{"pagination_token": ...}``
+    or None: merge it into the call to fetch the next page. Nothing is granted unless ``is_valid``;
+    every signed item of the answer was verified, or none counts.
+    """
+
+    action: str = "reject"
+    retry_after_ms: Optional[int] = None
+    next_page: Optional[dict] = None
+    error_code: Optional[int] = None
+    error_message: Optional[str] = None
+    endpoint: Optional[str] = None
+    environment: Optional[str] = None
+    http_status: Optional[int] = None
+    transactions: list[dict] = field(default_factory=list)
+    renewal_info: list[dict] = field(default_factory=list)
+    app_transaction: Optional[dict] = None
+    notifications: list[dict] = field(default_factory=list)
+    subscription_statuses: list[dict] = field(default_factory=list)
+    status_disagreements: list[dict] = field(default_factory=list)
+    unsigned: Optional[dict] = None
+
+    @property
+    def is_valid(self) -> bool:
+        return self.valid
+
+
+@dataclass(frozen=True)
+class APIToken:
+    """A bearer token for the App Store Server API (a JWT signed ES256 with the developer key)."""
+
+    token: str
+    issued_at_ms: int
+    expires_at_ms: int
+
+    def __repr__(self) -> str:
+        # The token is a credential for as long as it lives: keep it out of logs.
+        return f"APIToken(issued_at_ms={self.issued_at_ms}, expires_at_ms={self.expires_at_ms}, token=...)"
+
+
+@dataclass(frozen=True)
+class APIRequest:
+    """The exact HTTP request of one App Store Server API call: send it as is.
+
+    With the standard library::
+
+        with urllib.request.urlopen(req.to_urllib()) as answer: ...
+
+    (urlopen raises ``urllib.error.HTTPError`` for a non-2xx status; the error object carries the
+    status, headers and body to interpret). With requests::
+
+        r = requests.request(req.method, req.url, headers=req.headers, data=req.body)
+
+    With httpx::
+
+        r = httpx.request(req.method, req.url, headers=req.headers, content=req.body)
+
+    The Authorization header holds a fresh bearer token valid until ``token_expires_at_ms``.
+    """
+
+    endpoint: str
+    environment: str
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: Optional[bytes]
+    token_expires_at_ms: int
+    raw: dict = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"APIRequest(method={self.method!r}, url={self.url!r}, endpoint={self.endpoint!r}, environment={self.environment!r})"
+
+    def to_urllib(self) -> urllib.request.Request:
+        """A ``urllib.request.Request`` carrying this method, URL, headers and body."""
+        return urllib.request.Request(self.url, data=self.body, headers=dict(self.headers), method=self.method)
+
+
+def parse_token(text: str) -> APIToken:
+    d = _json.loads(text)
+    return APIToken(token=d["token"], issued_at_ms=d["issued_at_ms"], expires_at_ms=d["expires_at_ms"])
+
+
+def parse_request(text: str) -> APIRequest:
+    d = _json.loads(text)
+    body = d.get("body")
+    return APIRequest(endpoint=d["endpoint"], environment=d["environment"], method=d["method"], url=d["url"],
+                      headers=dict(d.get("headers") or {}), body=None if body is None else body.encode(),
+                      token_expires_at_ms=d["token_expires_at_ms"], raw=d)
+
+
+def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False) -> Result:
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
     common = dict(
@@ -130,6 +225,14 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False) -> 
         unknown_products=list(d.get("unknown_products", [])),
         intro_eligible=dict(d.get("intro_eligible", {})),
         receipt=d.get("receipt"), raw=d, json=text)
+    if api:
+        return APIResult(**common, action=d.get("action", "reject"), retry_after_ms=d.get("retry_after_ms"),
+                         next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
+                         endpoint=d.get("endpoint"), environment=d.get("environment"), http_status=d.get("http_status"),
+                         transactions=list(d.get("transactions") or []), renewal_info=list(d.get("renewal_info") or []),
+                         app_transaction=d.get("app_transaction"), notifications=list(d.get("notifications") or []),
+                         subscription_statuses=list(d.get("subscription_statuses") or []),
+                         status_disagreements=list(d.get("status_disagreements") or []), unsigned=d.get("unsigned"))
     if jws:
         return JWSResult(**common, kind=d.get("kind"), environment=d.get("environment"), transaction=d.get("transaction"),
                          renewal_info=d.get("renewal_info"), notification=d.get("notification"),
