@@ -285,13 +285,17 @@ enum APIURL {
         return true
     }
 
-    /// `http(s)://host[:port]`, no path, query or credentials.
+    /// `http(s)://host[:port]` on the loopback interface only: the override exists for a fake
+    /// API in tests, and a config that could point elsewhere would hand live tokens to any host.
     static func isBaseURL(_ s: String) -> Bool {
         let rest: Substring
         if s.hasPrefix("https://") { rest = s.dropFirst(8) } else if s.hasPrefix("http://") { rest = s.dropFirst(7) } else { return false }
-        return !rest.isEmpty && rest.utf8.count <= 255 && rest.utf8.allSatisfy { c in
-            (c >= 48 && c <= 58) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-                || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
+        for host in ["127.0.0.1", "localhost", "[::1]"] where rest.hasPrefix(host) {
+            let port = rest.dropFirst(host.count)
+            if port.isEmpty { return true }
+            guard port.first == ":", port.count >= 2, port.count <= 6 else { return false }
+            return port.dropFirst().allSatisfy { $0 >= "0" && $0 <= "9" }
         }
+        return false
     }
 }

@@ -125,18 +125,18 @@ extension Verifier {
         }
         if errorCode == transactionIDNotFound {
             if options.apiEnvironment == .production, config.environments.contains(.sandbox) {
-                return failure(.wrongEnvironment, "the transaction id is not known in production\(apple): ask the sandbox host", .retrySandbox)
+                return failure(.wrongEnvironment, "the transaction id is not known in production: ask the sandbox host\(apple)", .retrySandbox)
             }
             return failure(.rejectedByApple, options.apiEnvironment == .sandbox
-                ? "the transaction id is not known in sandbox either\(apple): not retrying (no sandbox/production loop)"
-                : "the transaction id is not known in production\(apple), and this config does not accept Sandbox", .reject)
+                ? "the transaction id is not known in sandbox either: not retrying, no sandbox/production loop\(apple)"
+                : "the transaction id is not known in production, and this config does not accept Sandbox\(apple)", .reject)
         }
         if http == 429 || http >= 500 || errorCode.map(retryableErrorCodes.contains) == true {
-            let what = http == 429 ? "Apple's rate limit (HTTP 429)" : "a temporary error (HTTP \(http))"
+            let what = http == 429 ? "HTTP 429, Apple's rate limit" : "HTTP \(http), a temporary error"
             if options.attempt >= Self.maxAttempts {
-                return failure(.temporarilyUnavailable, "\(what)\(apple) after \(options.attempt) attempts: give up and store it for later", .giveUp)
+                return failure(.temporarilyUnavailable, "\(what) after \(options.attempt) attempts: give up and store it for later\(apple)", .giveUp)
             }
-            var r = failure(.temporarilyUnavailable, "\(what)\(apple): retry later", .retryLater)
+            var r = failure(.temporarilyUnavailable, "\(what): retry later\(apple)", .retryLater)
             switch RetryAfter.parse(options.retryAfter, nowMs: nowMs) {
             case .instant(let ms):
                 r.retryAfterMs = ms
@@ -145,7 +145,7 @@ extension Verifier {
             case .unreadable(let shown):
                 r.retryAfterMs = RetryAfter.backoff(attempt: options.attempt)
                 r.judgement = Judgement(.temporarilyUnavailable,
-                                        "\(what)\(apple): retry later; Retry-After \(shown) is not a UNIX time in milliseconds, so the backoff applies")
+                                        "\(what): retry later; Retry-After \(shown) is not a UNIX time in milliseconds, so the backoff applies\(apple)")
             }
             return r
         }
@@ -477,7 +477,9 @@ enum RetryAfter {
         if !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
             var value: Int64 = 0
             for d in digits { value = value * 10 + Int64(d - 48) }
-            return .instant(max(0, value - nowMs))
+            // Below 10^12 (2001) it is not Apple's millisecond instant but, most likely, the
+            // seconds of an ordinary HTTP Retry-After from a proxy: the backoff is safer than 0.
+            if value >= minimumInstant { return .instant(max(0, value - nowMs)) }
         }
         var shown = ""
         for scalar in text.unicodeScalars.prefix(32) {
@@ -485,6 +487,8 @@ enum RetryAfter {
         }
         return .unreadable("\"" + shown + (text.unicodeScalars.count > 32 ? "…" : "") + "\"")
     }
+
+    static let minimumInstant: Int64 = 1_000_000_000_000
 
     /// 1 s × 2^(attempt−1), capped at 60 s.
     static func backoff(attempt: Int64) -> Int64 {

@@ -67,7 +67,7 @@ public final class Signer: @unchecked Sendable {
         }
         if let base = testBaseURL {
             guard APIURL.isBaseURL(base) else {
-                throw .config("signer config.test_base_url must be http://host[:port] or https://host[:port], with no path")
+                throw .config("signer config.test_base_url must be http(s)://127.0.0.1[:port], localhost or [::1] with no path: it is for a fake API in tests")
             }
         }
         key = try Self.loadKey(privateKeyPEM)

@@ -34,6 +34,9 @@ final class SignerTests: XCTestCase {
         c = goodConfig; c["key_id"] = "ab/c"; cases.append((c, "key_id"))
         c = goodConfig; c["bundle_id"] = "a b"; cases.append((c, "bundle_id"))
         c = goodConfig; c["test_base_url"] = "http://127.0.0.1:8080/path"; cases.append((c, "test_base_url"))
+        c = goodConfig; c["test_base_url"] = "https://evil.example"; cases.append((c, "test_base_url"))
+        c = goodConfig; c["test_base_url"] = "http://127.0.0.1.evil.example"; cases.append((c, "test_base_url"))
+        c = goodConfig; c["test_base_url"] = "http://localhost:99999x"; cases.append((c, "test_base_url"))
         c = goodConfig; c["key_id"] = 5; cases.append((c, "key_id"))
         for (config, expected) in cases {
             guard let e = signerError(config) else { XCTFail("accepted: \(expected)"); continue }
