@@ -16,11 +16,20 @@ entitlement-input ones.
     python3 Tests/docs/check_schemas.py [--cli build/bin/iapverify] [-v]
 
 Needs Python 3.9+ and `jsonschema` >= 4.18 (Debian's python3-jsonschema is older: use pip).
-Deterministic: no clock, no randomness, no network.
+The App Store Server API cases build a request for every endpoint (and check the calls the
+library refuses), and interpret answers of every shape: bodies signed on the fly with the fake
+Apple-shaped PKI of Tests/shared/fakeapple/ (so this needs the `cryptography` package), empty
+bodies, Apple's error statuses and malformed answers. The transactions of valid answers must give
+the same entitlements through `iapverify entitlements`, and so must the pages of a paged history
+taken together.
+
+Deterministic: a fixed clock, no network; the only randomness is in ECDSA signatures, which no
+result shows.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import concurrent.futures
 import json
@@ -353,6 +362,295 @@ def shared_expectation_cases() -> list[Case]:
     return out
 
 
+# ---- App Store Server API ------------------------------------------------------------------
+
+FAKEAPPLE = ROOT / "Tests" / "shared" / "fakeapple"
+API_NOW = 1767225600000           # 2026-01-01T00:00:00Z
+DAY = 86400000
+API_CATALOG = {"pro.monthly": {"type": "auto_renewable", "group": "pro", "level": 1, "entitlements": ["pro"]},
+               "lifetime": {"type": "non_consumable", "entitlements": ["pro"]},
+               "coins": {"type": "consumable"}}
+
+
+class FakeApple:
+    """Signs App Store Server API answers with the fake Apple-shaped PKI of Tests/shared/fakeapple/
+    (test keys only). ECDSA signatures differ from run to run; the results do not depend on them."""
+
+    def __init__(self):
+        try:
+            from cryptography import x509
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+        except ImportError:  # pragma: no cover
+            sys.exit("check_schemas.py needs the cryptography package for the API answers (make python-test installs it)")
+        self._hashes, self._ec, self._decode = hashes, ec, decode_dss_signature
+        self.key = serialization.load_pem_private_key((FAKEAPPLE / "leaf.key.pem").read_bytes(), None)
+
+        def der(name):
+            cert = x509.load_pem_x509_certificate((FAKEAPPLE / name).read_bytes())
+            return base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
+        self.x5c = [der("leaf.pem"), der("wwdr.pem"), der("root.pem")]
+
+    @staticmethod
+    def b64u(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    def jws(self, payload: dict, alg="ES256", x5c=None, tamper=False) -> str:
+        head = self.b64u(json.dumps({"alg": alg, "x5c": self.x5c if x5c is None else x5c}).encode())
+        body = self.b64u(json.dumps(payload).encode())
+        der = self.key.sign(f"{head}.{body}".encode(), self._ec.ECDSA(self._hashes.SHA256()))
+        r, s = self._decode(der)
+        sig = bytearray(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+        if tamper:
+            sig[5] ^= 1
+        return f"{head}.{body}.{self.b64u(bytes(sig))}"
+
+
+def api_transaction(tid, original="2000000000000001", product="pro.monthly", env="Production", start=API_NOW - DAY,
+                    days=30, **extra):
+    t = {"transactionId": tid, "originalTransactionId": original, "bundleId": "com.example.fake", "productId": product,
+         "purchaseDate": start, "originalPurchaseDate": API_NOW - DAY, "type": "Auto-Renewable Subscription",
+         "inAppOwnershipType": "PURCHASED", "signedDate": API_NOW - 1000, "environment": env, "quantity": 1,
+         "subscriptionGroupIdentifier": "21000000", "webOrderLineItemId": tid + "9"}
+    if days is not None:
+        t["expiresDate"] = start + days * DAY
+    else:
+        t["type"] = "Non-Consumable"
+        del t["subscriptionGroupIdentifier"]
+    t.update(extra)
+    return t
+
+
+def api_renewal(original="2000000000000001", env="Production", **extra):
+    r = {"originalTransactionId": original, "productId": "pro.monthly", "autoRenewProductId": "pro.monthly",
+         "autoRenewStatus": 1, "signedDate": API_NOW - 1000, "environment": env}
+    r.update(extra)
+    return r
+
+
+def api_calls() -> list[tuple[str, dict, str | None]]:
+    """(name, call, expected error status or None): a request for every endpoint, and refusals."""
+    tid = "2000000000000001"
+    ok = [
+        ("transaction_info", {"endpoint": "transaction_info", "transaction_id": tid}),
+        ("transaction_history", {"endpoint": "transaction_history", "transaction_id": tid, "revision": "rev-1",
+                                 "query": {"startDate": API_NOW - 30 * DAY, "endDate": API_NOW,
+                                           "productId": ["pro.monthly", "lifetime"], "productType": "AUTO_RENEWABLE",
+                                           "sort": "DESCENDING", "subscriptionGroupIdentifier": ["21000000"],
+                                           "inAppOwnershipType": "PURCHASED", "revoked": False}}),
+        ("subscription_statuses", {"endpoint": "subscription_statuses", "transaction_id": tid, "environment": "sandbox",
+                                   "query": {"status": [1, 4]}}),
+        ("order_lookup", {"endpoint": "order_lookup", "order_id": "MWN7S2L4ZT"}),
+        ("refund_history", {"endpoint": "refund_history", "transaction_id": tid, "revision": "r2"}),
+        ("app_transaction_info", {"endpoint": "app_transaction_info", "transaction_id": tid}),
+        ("consumption_info", {"endpoint": "consumption_info", "transaction_id": tid,
+                              "body": {"customerConsented": True, "sampleContentProvided": False,
+                                       "deliveryStatus": "DELIVERED", "consumptionPercentage": 25000,
+                                       "refundPreference": "DECLINE"}}),
+        ("set_app_account_token", {"endpoint": "set_app_account_token", "original_transaction_id": tid,
+                                   "body": {"appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"}}),
+        ("extend_renewal_date", {"endpoint": "extend_renewal_date", "original_transaction_id": tid,
+                                 "body": {"extendByDays": 7, "extendReasonCode": 3, "requestIdentifier": "ext-1"}}),
+        ("mass_extend_renewal_date", {"endpoint": "mass_extend_renewal_date", "token_lifetime_seconds": 60,
+                                      "body": {"extendByDays": 3, "extendReasonCode": 1, "requestIdentifier": "mass-1",
+                                               "productId": "pro.monthly", "storefrontCountryCodes": ["USA", "FRA"]}}),
+        ("mass_extend_status", {"endpoint": "mass_extend_status", "product_id": "pro.monthly",
+                                "request_identifier": "mass-1"}),
+        ("notification_history", {"endpoint": "notification_history", "pagination_token": "tok-2",
+                                  "body": {"startDate": API_NOW - 30 * DAY, "endDate": API_NOW,
+                                           "notificationType": "DID_RENEW", "onlyFailures": True}}),
+        ("test_notification", {"endpoint": "test_notification", "environment": "sandbox"}),
+        ("test_notification_status", {"endpoint": "test_notification_status", "test_notification_token": "tok-abc"}),
+        ("finish_transaction", {"endpoint": "finish_transaction", "transaction_id": tid}),
+    ]
+    bad = [
+        ("an id with a slash", {"endpoint": "transaction_info", "transaction_id": "1/../2"}),
+        ("an id with a query", {"endpoint": "transaction_info", "transaction_id": "1?x=2"}),
+        ("an id with a fragment", {"endpoint": "transaction_info", "transaction_id": "1#2"}),
+        ("an id of dots", {"endpoint": "transaction_info", "transaction_id": ".."}),
+        ("an unknown endpoint", {"endpoint": "verify_receipt"}),
+        ("a missing id", {"endpoint": "transaction_history"}),
+        ("a parameter of another endpoint", {"endpoint": "transaction_info", "transaction_id": "1", "order_id": "2"}),
+        ("an unknown filter", {"endpoint": "transaction_history", "transaction_id": "1", "query": {"limit": 5}}),
+        ("revision as a filter", {"endpoint": "transaction_history", "transaction_id": "1", "query": {"revision": "x"}}),
+        ("a wrong filter value", {"endpoint": "transaction_history", "transaction_id": "1", "query": {"sort": "UP"}}),
+        ("a body on a GET", {"endpoint": "transaction_info", "transaction_id": "1", "body": {}}),
+        ("a missing body field", {"endpoint": "extend_renewal_date", "original_transaction_id": "1",
+                                  "body": {"extendByDays": 7}}),
+        ("consent not true", {"endpoint": "consumption_info", "transaction_id": "1",
+                              "body": {"customerConsented": False, "sampleContentProvided": False,
+                                       "deliveryStatus": "DELIVERED"}}),
+        ("order lookup in sandbox", {"endpoint": "order_lookup", "order_id": "X", "environment": "sandbox"}),
+        ("a token lifetime over an hour", {"endpoint": "test_notification", "token_lifetime_seconds": 3601}),
+    ]
+    return ([(f"api-request {n}", c, None) for n, c in ok]
+            + [(f"api-request {n}", c, "IAPV_E_INVALID_ARGUMENT") for n, c in bad])
+
+
+def api_answers(fake: FakeApple) -> list[tuple[str, dict, dict | bytes | None, dict, str]]:
+    """(name, options, body, config, expected verdict) for api-response."""
+    verifier = json.loads((FAKEAPPLE / "verifier.json").read_text())
+    cfg = dict(verifier, products=API_CATALOG)
+    prod_only = dict(cfg, environments=["Production"])
+    other_root = dict(cfg, trust={"include_apple_roots": False, "roots_pem": [text("jwsfake/root.pem")]})
+    t1, t2, t3 = (api_transaction(f"200000000000000{i}", start=API_NOW - (4 - i) * 10 * DAY) for i in (1, 2, 3))
+    life = api_transaction("2000000000000009", original="2000000000000009", product="lifetime", days=None)
+    h = {"bundleId": "com.example.fake", "appAppleId": 1234567890, "environment": "Production"}
+    notification = {"notificationType": "DID_RENEW", "notificationUUID": "5b4c6b2e-0a7f-4d7e-9c59-3d5f1b2e8a11",
+                    "signedDate": API_NOW - 500, "version": "2.0",
+                    "data": {"bundleId": "com.example.fake", "environment": "Production",
+                             "signedTransactionInfo": fake.jws(t3), "signedRenewalInfo": fake.jws(api_renewal())}}
+    test_notification = {"notificationType": "TEST", "notificationUUID": "9ad6e0c4-2f0f-4d4f-a0b1-8f3f6c1f2e01",
+                         "signedDate": API_NOW - 500, "version": "2.0",
+                         "data": {"bundleId": "com.example.fake", "environment": "Production"}}
+    app_txn = {"receiptType": "Production", "bundleId": "com.example.fake", "appAppleId": 1234567890,
+               "applicationVersion": "1.2", "originalApplicationVersion": "1.0", "receiptCreationDate": API_NOW - DAY,
+               "originalPurchaseDate": API_NOW - 90 * DAY, "signedDate": API_NOW - 1000}
+
+    def status_item(txn, status, renewal=None):
+        item = {"originalTransactionId": txn["originalTransactionId"], "status": status, "signedTransactionInfo": fake.jws(txn)}
+        item["signedRenewalInfo"] = fake.jws(renewal or api_renewal(txn["originalTransactionId"]))
+        return item
+
+    history = dict(h, revision="rev-1", hasMore=False, signedTransactions=[fake.jws(t) for t in (t1, t2, t3, life)])
+    page1 = dict(h, revision="rev-1", hasMore=True, signedTransactions=[fake.jws(t) for t in (t1, t2)])
+    page2 = dict(h, revision="rev-2", hasMore=False, signedTransactions=[fake.jws(t) for t in (t3, life)])
+    expired = api_transaction("2000000000000005", original="2000000000000005", start=API_NOW - 60 * DAY)
+    out = [
+        # 200 answers with signed items
+        ("history, one page", {}, history, cfg, "valid"),
+        ("history, first page", {}, page1, cfg, "valid"),
+        ("history, last page", {}, page2, cfg, "valid"),
+        ("history, empty", {}, dict(h, revision="r0", hasMore=False, signedTransactions=[]), cfg, "valid"),
+        ("history with orders and deliveries", {"delivered_transaction_ids": ["2000000000000001"],
+                                                "orders": [{"order_id": "o1", "product_id": "lifetime",
+                                                            "created_ms": API_NOW - 2 * DAY}],
+                                                "renewal_info": [{"original_transaction_id": "2000000000000001",
+                                                                  "auto_renew_status": False}]},
+         history, cfg, "valid"),
+        ("history in sandbox", {"environment": "sandbox"},
+         {"bundleId": "com.example.fake", "environment": "Sandbox", "revision": "s", "hasMore": False,
+          "signedTransactions": [fake.jws(api_transaction("2000000000000011", env="Sandbox"))]}, cfg, "valid"),
+        ("refund history", {"endpoint": "refund_history"},
+         {"revision": "rf", "hasMore": False,
+          "signedTransactions": [fake.jws(dict(t1, revocationDate=API_NOW - 100, revocationReason=0))]}, cfg, "valid"),
+        ("transaction info", {"endpoint": "transaction_info"}, {"signedTransactionInfo": fake.jws(t3)}, cfg, "valid"),
+        ("order lookup", {"endpoint": "order_lookup"}, {"status": 0, "signedTransactions": [fake.jws(life)]}, cfg, "valid"),
+        ("order lookup, invalid order", {"endpoint": "order_lookup"}, {"status": 1}, cfg, "rejected_by_apple"),
+        ("subscription statuses", {"endpoint": "subscription_statuses"},
+         dict(h, data=[{"subscriptionGroupIdentifier": "21000000",
+                        "lastTransactions": [status_item(t3, 1), status_item(expired, 1, api_renewal("2000000000000005", autoRenewStatus=0))]}]),
+         cfg, "valid"),
+        ("app transaction info", {"endpoint": "app_transaction_info"}, {"signedAppTransactionInfo": fake.jws(app_txn)},
+         cfg, "valid"),
+        ("notification history", {"endpoint": "notification_history"},
+         {"paginationToken": "next-tok", "hasMore": True,
+          "notificationHistory": [{"signedPayload": fake.jws(notification), "sendAttempts": [
+              {"attemptDate": API_NOW - 400, "sendAttemptResult": "SUCCESS"}]}]}, cfg, "valid"),
+        ("test notification status", {"endpoint": "test_notification_status"},
+         {"signedPayload": fake.jws(test_notification), "sendAttempts": []}, cfg, "valid"),
+        # 200 answers without signed items
+        ("test notification", {"endpoint": "test_notification"}, {"testNotificationToken": "tok-abc"}, cfg, "valid"),
+        ("extend renewal date", {"endpoint": "extend_renewal_date"},
+         {"originalTransactionId": "2000000000000001", "webOrderLineItemId": "20000000000000019", "success": True,
+          "effectiveDate": API_NOW + 30 * DAY}, cfg, "valid"),
+        ("mass extend", {"endpoint": "mass_extend_renewal_date"}, {"requestIdentifier": "mass-1"}, cfg, "valid"),
+        ("mass extend status", {"endpoint": "mass_extend_status"},
+         {"requestIdentifier": "mass-1", "complete": True, "completeDate": API_NOW, "succeededCount": 3, "failedCount": 0},
+         cfg, "valid"),
+    ]
+    for endpoint in ("consumption_info", "set_app_account_token", "finish_transaction"):
+        out.append((f"{endpoint}, empty body", {"endpoint": endpoint, "http_status": 202 if endpoint == "consumption_info" else 200},
+                    b"", cfg, "valid"))
+        out.append((f"{endpoint}, {{}}", {"endpoint": endpoint}, {}, cfg, "valid"))
+        out.append((f"{endpoint}, a body of another shape", {"endpoint": endpoint}, {"status": 0}, cfg, "malformed"))
+    # Errors
+    out += [
+        ("401", {"http_status": 401}, b"", cfg, "configuration_error"),
+        ("401 with a body", {"http_status": 401}, b"Unauthenticated\n", cfg, "configuration_error"),
+        ("404 4040010 from production", {"endpoint": "transaction_info", "http_status": 404},
+         {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, cfg, "wrong_environment"),
+        ("404 4040010 from sandbox", {"endpoint": "transaction_info", "environment": "sandbox", "http_status": 404},
+         {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, cfg, "rejected_by_apple"),
+        ("404 4040010, Production only", {"endpoint": "transaction_info", "http_status": 404},
+         {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, prod_only, "rejected_by_apple"),
+        ("404 other", {"http_status": 404}, {"errorCode": 4040005, "errorMessage": "Original transaction id not found."},
+         cfg, "rejected_by_apple"),
+        ("429 with Retry-After", {"http_status": 429, "retry_after": str(API_NOW + 5000)},
+         {"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}, cfg, "temporarily_unavailable"),
+        ("429 Retry-After in the past", {"http_status": 429, "retry_after": str(API_NOW - 5000)}, b"", cfg,
+         "temporarily_unavailable"),
+        ("429 unreadable Retry-After", {"http_status": 429, "retry_after": "Thu, 01 Jan 2026 00:00:05 GMT", "attempt": 3},
+         b"", cfg, "temporarily_unavailable"),
+        ("429 attempt 5", {"http_status": 429, "attempt": 5}, b"", cfg, "temporarily_unavailable"),
+        ("429 Retry-After in seconds", {"http_status": 429, "retry_after": "120", "attempt": 2}, b"", cfg,
+         "temporarily_unavailable"),
+        ("500", {"http_status": 500}, {"errorCode": 5000000, "errorMessage": "An unknown error occurred."}, cfg,
+         "temporarily_unavailable"),
+        ("503 attempt 9", {"http_status": 503, "attempt": 9}, b"<html></html>", cfg, "temporarily_unavailable"),
+        ("404 retryable 4040002", {"http_status": 404}, {"errorCode": 4040002}, cfg, "temporarily_unavailable"),
+        ("400", {"http_status": 400}, {"errorCode": 4000006, "errorMessage": "Invalid transaction id."}, cfg,
+         "rejected_by_apple"),
+        ("400 without a body", {"http_status": 400}, b"", cfg, "rejected_by_apple"),
+        ("302", {"http_status": 302}, b"", cfg, "malformed"),
+        # Malformed or refused 200 answers
+        ("not JSON", {}, b"{\"signedTransactions\": [", cfg, "malformed"),
+        ("an array", {}, [], cfg, "malformed"),
+        ("another endpoint's shape", {}, {"signedTransactionInfo": fake.jws(t1)}, cfg, "malformed"),
+        ("hasMore without revision", {}, {"hasMore": True, "signedTransactions": []}, cfg, "malformed"),
+        ("an item that is not a string", {}, {"hasMore": False, "signedTransactions": [7]}, cfg, "malformed"),
+        ("a renewal info where a transaction belongs", {}, {"hasMore": False, "signedTransactions": [fake.jws(api_renewal())]},
+         cfg, "malformed"),
+        ("one tampered item", {}, dict(history, signedTransactions=[fake.jws(t1), fake.jws(t2, tamper=True)]), cfg,
+         "signature_invalid"),
+        ("HS256 item", {}, dict(history, signedTransactions=[fake.jws(t1, alg="HS256")]), cfg, "unsupported_algorithm"),
+        ("two certificates", {}, dict(history, signedTransactions=[fake.jws(t1, x5c=fake.x5c[:2])]), cfg, "not_apple_signer"),
+        ("another root", {}, history, other_root, "untrusted_chain"),
+        ("a sandbox item from production", {},
+         {"hasMore": False, "signedTransactions": [fake.jws(api_transaction("2000000000000011", env="Sandbox"))]}, cfg,
+         "environment_rejected"),
+        ("the body names sandbox", {}, dict(history, environment="Sandbox"), cfg, "environment_rejected"),
+        ("another app's body", {}, dict(history, bundleId="com.example.other"), cfg, "bundle_mismatch"),
+        ("another app's item", {}, {"hasMore": False,
+                                    "signedTransactions": [fake.jws(dict(t1, bundleId="com.example.other"))]}, cfg,
+         "bundle_mismatch"),
+        ("statuses of another subscription", {"endpoint": "subscription_statuses"},
+         {"data": [{"lastTransactions": [dict(status_item(t3, 1), originalTransactionId="9")]}]}, cfg, "malformed"),
+        ("order status 2", {"endpoint": "order_lookup"}, {"status": 2, "signedTransactions": []}, cfg, "malformed"),
+    ]
+    return out
+
+
+# The decisions docs/server-api.md promises, for a few answers: (action, retry_after_ms).
+API_ACTIONS = {
+    "history, one page": ("accept", None), "history, first page": ("next_page", None),
+    "401": ("fix_configuration", None), "404 4040010 from production": ("retry_sandbox", None),
+    "404 4040010 from sandbox": ("reject", None), "404 4040010, Production only": ("reject", None),
+    "429 with Retry-After": ("retry_later", 5000), "429 Retry-After in the past": ("retry_later", 0),
+    "429 unreadable Retry-After": ("retry_later", 4000), "429 Retry-After in seconds": ("retry_later", 2000),
+    "429 attempt 5": ("give_up", None), "500": ("retry_later", 1000), "503 attempt 9": ("give_up", None),
+    "404 retryable 4040002": ("retry_later", 1000), "400": ("reject", None), "302": ("reject", None),
+    "one tampered item": ("reject", None),
+}
+
+
+def api_cases() -> list[Case]:
+    fake = FakeApple()
+    signer = FAKEAPPLE / "signer.json"
+    cases = []
+    for name, call, status in api_calls():
+        cases.append(Case(name, "api-request", "api-request-result", input_bytes=json.dumps(call).encode(),
+                          now=API_NOW, extra=["--signer", str(signer)], expect_status=status))
+    for name, options, body, config, verdict in api_answers(fake):
+        opts = {"endpoint": "transaction_history", "environment": "production", "http_status": 200}
+        opts.update(options)
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        cases.append(Case(f"api-response {name}", "api-response", "api-response-result", input_bytes=raw, config=config,
+                          options=opts, now=API_NOW, expect=verdict))
+    return cases
+
+
 # Members whose values are names the manual must explain (not free text, ids or dates).
 ENUMERATED = {"verdict", "state", "action", "kind", "period", "ownership", "expiration_reason", "rule", "style",
               "digest", "signature", "type", "environment", "status"}
@@ -360,9 +658,10 @@ ENUMERATED = {"verdict", "state", "action", "kind", "period", "ownership", "expi
 
 def collect_names(value, out: set, key: str | None = None) -> None:
     """Member names of a result, and the values of its enumerated members. Apple's raw `payload`
-    and the group names of `intro_eligible` are data, not names."""
+    and the group names of `intro_eligible` are data, not names; so are an API answer's `unsigned`
+    fields and its `app_transaction` (Apple's names, as Apple wrote them)."""
     if isinstance(value, dict):
-        if key in ("payload", "intro_eligible"):
+        if key in ("payload", "intro_eligible", "unsigned", "app_transaction"):
             return
         if key == "checks":
             out.update(value.values())
@@ -415,7 +714,7 @@ def main() -> int:
         failures.append(msg)
 
     cases = (real_receipt_cases() + xcode_cases() + fakepki_cases() + hostile_cases() + response_cases()
-             + entitlement_cases() + jws_cases() + shared_expectation_cases())
+             + entitlement_cases() + jws_cases() + shared_expectation_cases() + api_cases())
     manual_probes: list[Case] = []
 
     # The duplicate-notification case needs the UUID of the notification it replays.
@@ -435,7 +734,7 @@ def main() -> int:
             for e in validators["config"].iter_errors(c.config):
                 fail(f"{c.name}: its config does not match config.schema.json: {e.message}")
             inputs_checked += 1
-        if c.options is not None:
+        if c.options is not None and c.command != "api-response":   # API answer options: docs/options.md
             for e in validators["options"].iter_errors(c.options):
                 fail(f"{c.name}: its options do not match options.schema.json: {e.message}")
             inputs_checked += 1
@@ -525,6 +824,9 @@ def main() -> int:
     round_trip: list[Case] = []
     samples: dict[str, dict] = {}
     names: set[str] = set()
+    api_results: dict[str, dict] = {}
+    same_entitlements: dict[str, list] = {}
+    compared = 0
     validated = 0
     with tempfile.TemporaryDirectory(prefix="iapv-schemas-") as tmpdir:
         tmp = Path(tmpdir)
@@ -550,23 +852,27 @@ def main() -> int:
             for e in errors[:3]:
                 fail(f"{case.name}: {case.schema}.schema.json: at /{'/'.join(map(str, e.absolute_path))}: {e.message[:300]}")
             validated += 1
-            verdict = result.get("verdict")
+            verdict = result.get("verdict", "request" if case.command == "api-request" else None)
             if not errors:
                 samples.setdefault(case.schema, result)
             collect_names(result, names)
             seen[case.schema][verdict] += 1
             for ent in result.get("entitlements", []):
                 states[ent["state"]] += 1
-            if (p.returncode == 0) != (verdict in ("valid", "unverified")):
+            if (p.returncode == 0) != (verdict in ("valid", "unverified", "request")):
                 fail(f"{case.name}: exit {p.returncode} with verdict {verdict}")
             if case.expect is not None and verdict != case.expect:
                 fail(f"{case.name}: expected verdict {case.expect}, got {verdict} ({result.get('reason')})")
             if args.verbose:
                 print(f"ok  {case.schema:22} {verdict:24} {case.name}")
             # Normalised transactions and renewal infos of valid results are valid entitlement input.
-            if verdict == "valid" and case.schema in ("response-result", "jws-result"):
+            if case.schema == "api-response-result":
+                api_results[case.name] = result
+            if verdict == "valid" and case.schema in ("response-result", "jws-result", "api-response-result"):
                 txns, renewals = [], []
-                if case.schema == "response-result":
+                if case.schema == "api-response-result":
+                    txns, renewals = result["transactions"], result["renewal_info"]
+                elif case.schema == "response-result":
                     txns = result["receipt"]["in_app"]
                     renewals = result["receipt"]["pending_renewal_info"]
                 else:
@@ -579,6 +885,30 @@ def main() -> int:
                 round_trip.append(Case(f"round trip of {case.name}", "entitlements", "entitlements-result",
                                        input_bytes=json.dumps(doc).encode(), config=case.config, now=case.now,
                                        expect="valid"))
+                # (The endpoints that answer with no body grant nothing, not even the catalog's inactive
+                # entitlements that compute_entitlements lists.)
+                if (case.schema == "api-response-result" and not case.options.get("renewal_info")
+                        and result["endpoint"] not in ("consumption_info", "set_app_account_token", "finish_transaction")):
+                    same_entitlements[round_trip[-1].name] = result["entitlements"]
+        for name, (action, wait) in API_ACTIONS.items():
+            r = api_results.get("api-response " + name)
+            if r is None or (r["action"], r["retry_after_ms"]) != (action, wait):
+                fail(f"api-response {name}: expected {action} / {wait}, got "
+                     f"{r and (r['action'], r['retry_after_ms'])}")
+        # Paging: the pages' transactions together grant what the one-page answer grants.
+        first, last = api_results.get("api-response history, first page"), api_results.get("api-response history, last page")
+        if first and last:
+            if first["action"] != "next_page" or first["next_page"] != {"revision": "rev-1"} or last["action"] != "accept":
+                fail("api-response paging: the first page must say next_page with its revision, the last accept")
+            whole = next(c for c in cases if c.name == "api-response history, one page")
+            doc = {"transactions": first["transactions"] + last["transactions"],
+                   "renewal_info": first["renewal_info"] + last["renewal_info"]}
+            round_trip.append(Case("api-response pages accumulated", "entitlements", "entitlements-result",
+                                   input_bytes=json.dumps(doc).encode(), config=whole.config, now=whole.now,
+                                   expect="valid"))
+            same_entitlements[round_trip[-1].name] = api_results["api-response history, one page"]["entitlements"]
+        else:
+            fail("api-response paging cases did not run")
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             again = list(pool.map(lambda ic: run(ic[1], args.cli, tmp, 100000 + ic[0]), enumerate(round_trip)))
         for case, p in again:
@@ -588,6 +918,10 @@ def main() -> int:
             result = strict_json(p.stdout)
             for e in list(validators["entitlements-result"].iter_errors(result))[:3]:
                 fail(f"{case.name}: entitlements-result.schema.json: {e.message[:300]}")
+            if case.name in same_entitlements:
+                compared += 1
+                if result["entitlements"] != same_entitlements[case.name]:
+                    fail(f"{case.name}: compute_entitlements grants other entitlements than the API answer")
             validated += 1
             seen["entitlements-result"][result["verdict"]] += 1
 
@@ -596,7 +930,7 @@ def main() -> int:
         broken = {
             "an unknown top-level key": dict(sample, unexpected_key=1),
             "a verdict no entry point has": dict(sample, verdict="bogus"),
-            "no reason": {k: v for k, v in sample.items() if k != "reason"},
+            "no reason": {k: v for k, v in sample.items() if k != "reason"} if "reason" in sample else dict(sample, reason=7),
             "entitlements as an object": dict(sample, entitlements={}),
         }
         for what, doc in broken.items():
@@ -604,7 +938,8 @@ def main() -> int:
                 fail(f"{schema}.schema.json accepts a result with {what}: it is not strict enough")
 
     # Every verdict a result schema names must have been produced, and nothing else.
-    for schema in ("receipt-result", "response-result", "entitlements-result", "jws-result", "inspect-result"):
+    for schema in ("receipt-result", "response-result", "entitlements-result", "jws-result", "inspect-result",
+                   "api-response-result"):
         listed = set(validators[schema].schema["properties"]["verdict"]["enum"])
         missing = listed - set(seen[schema])
         if missing:
@@ -631,7 +966,10 @@ def main() -> int:
 
     summary = ", ".join(f"{s} {sum(c.values())}" for s, c in sorted(seen.items()))
     print(f"check_schemas: {validated} results validated ({summary}); {inputs_checked} inputs validated; "
-          f"(of them {doc_blocks} JSON blocks of the manual); {refused} inputs the library refuses, refused by the schemas too")
+          f"(of them {doc_blocks} JSON blocks of the manual); {refused} inputs the library refuses, refused by the schemas too; "
+          f"{compared} API answers granted the same through compute_entitlements")
+    if compared < 10:
+        fail(f"only {compared} API answers were compared with compute_entitlements")
     if failures:
         for f in failures:
             print("FAIL " + f, file=sys.stderr)
