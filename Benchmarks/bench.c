@@ -1,5 +1,6 @@
 /*
- * make bench: receipts per CPU-second through the C ABI, side by side in one run with a plain
+ * make bench: receipts (and JWS, and an App Store Server API page: `bench api`) per CPU-second
+ * through the C ABI, side by side in one run with a plain
  * C loop that calls OpenSSL's PKCS7_verify with a prebuilt store (the reference).
  *
  * Each case runs in interleaved rounds; a round measures CPU time of the calling thread. The
@@ -306,6 +307,94 @@ static int jws_mode(const char *fx, int rounds, double secs) {
     return 0;
 }
 
+/* ---- App Store Server API: a transaction_history page of 20 signed transactions ------------- */
+
+/* The reference for one page: parse the body with Jansson, then for each signed transaction do what
+ * a careful host does by hand: validate the x5c chain with X509_verify_cert against the fake root,
+ * check the ES256 signature (r||s converted to DER) with EVP_DigestVerify, decode and parse the
+ * payload with Jansson and check its app and environment. */
+static int api_reference_once(const unsigned char *body, size_t len, X509_STORE *store) {
+    json_t *doc = json_loadb((const char *)body, len, 0, NULL);
+    json_t *items = json_object_get(doc, "signedTransactions");
+    int ok = json_is_array(items) && json_is_boolean(json_object_get(doc, "hasMore"));
+    unsigned char *payload = malloc(len + 4);
+    for (size_t i = 0; ok && i < json_array_size(items); i++) {
+        const char *token = json_string_value(json_array_get(items, i));
+        if (!token) { ok = 0; break; }
+        jws_ref ref = {token, strlen(token), store};
+        if (!jws_reference_once(&ref)) { ok = 0; break; }
+        const char *dot1 = strchr(token, '.'), *dot2 = strchr(dot1 + 1, '.');
+        size_t plen = b64url_decode(dot1 + 1, (size_t)(dot2 - dot1 - 1), payload);
+        json_t *t = json_loadb((const char *)payload, plen, 0, NULL);
+        const char *bundle = json_string_value(json_object_get(t, "bundleId"));
+        const char *env = json_string_value(json_object_get(t, "environment"));
+        ok = bundle && env && strcmp(bundle, "com.example.fake") == 0 && strcmp(env, "Production") == 0 &&
+             json_string_value(json_object_get(t, "transactionId")) && json_string_value(json_object_get(t, "productId")) &&
+             json_is_integer(json_object_get(t, "purchaseDate"));
+        json_decref(t);
+    }
+    free(payload);
+    json_decref(doc);
+    return ok;
+}
+
+static int api_ours_once(iapv_verifier *v, const unsigned char *body, size_t len) {
+    static const char opts[] = "{\"endpoint\":\"transaction_history\",\"environment\":\"production\",\"http_status\":200}";
+    iapv_result *r = NULL;
+    if (iapv_interpret_api_response(v, body, len, opts, sizeof opts - 1, 1893456000000LL, &r, NULL) != IAPV_OK) return 0;
+    size_t n = 0;
+    (void)iapv_result_json(r, &n);
+    int ok = iapv_result_is_valid(r) && n > 0;
+    iapv_result_free(r);
+    return ok;
+}
+
+/* `bench api PAGE VERIFIER_JSON ROOT_PEM ROUNDS SECONDS`: pages per CPU-second, interleaved rounds. */
+static int api_mode(const char *page, const char *config, const char *root, int rounds, double secs) {
+    size_t len = 0, clen = 0;
+    unsigned char *body = read_file(page, &len);
+    char *cfg = (char *)read_file(config, &clen);
+    iapv_verifier *v = NULL;
+    iapv_error err;
+    if (iapv_verifier_new(cfg, clen, &v, &err) != IAPV_OK) { fprintf(stderr, "%s: %s\n", config, err.message); return 1; }
+    X509_STORE *store = make_store(root, 1893456000);
+    json_t *doc = json_loadb((const char *)body, len, 0, NULL);
+    size_t items = json_array_size(json_object_get(doc, "signedTransactions"));
+    json_decref(doc);
+    /* Warms the chain cache, and both sides must accept the page before anything is timed. */
+    if (!api_ours_once(v, body, len)) { fprintf(stderr, "api: iapverify does not accept %s\n", page); return 1; }
+    if (!api_reference_once(body, len, store)) { fprintf(stderr, "api: the reference loop does not accept %s\n", page); return 1; }
+    double ours[64], ref[64], ratio[64];
+    for (int r = 0; r < rounds && r < 64; r++) {
+        double start = cpu_now();
+        long n = 0;
+        while (cpu_now() - start < secs) {
+            if (!api_ours_once(v, body, len)) { fprintf(stderr, "api: not valid\n"); return 1; }
+            n++;
+        }
+        ours[r] = (cpu_now() - start) / (double)n;
+        start = cpu_now();
+        n = 0;
+        while (cpu_now() - start < secs) {
+            if (!api_reference_once(body, len, store)) { fprintf(stderr, "api: reference failed\n"); return 1; }
+            n++;
+        }
+        ref[r] = (cpu_now() - start) / (double)n;
+        ratio[r] = ref[r] / ours[r];
+    }
+    double o = median(ours, rounds), f = median(ref, rounds);
+    printf("\nApp Store Server API transaction_history page, %zu signed transactions (fake PKI, %zu KB), %d rounds:\n",
+           items, len / 1024, rounds);
+    printf("  iapv_interpret_api_response (warm cache) %8.0f pages/s %9.0f transactions/s\n", 1.0 / o, (double)items / o);
+    printf("  OpenSSL chain+ES256 + Jansson loop       %8.0f pages/s %9.0f transactions/s\n", 1.0 / f, (double)items / f);
+    printf("  iapverify / loop %.1fx (goal >= 5x)\n", median(ratio, rounds));
+    X509_STORE_free(store);
+    iapv_verifier_free(v);
+    free(body);
+    free(cfg);
+    return 0;
+}
+
 /* One call that must answer (any verdict): the forged receipt's verdict is never valid. */
 static int answers_once(bench_case *c) {
     iapv_result *r = NULL;
@@ -359,6 +448,8 @@ int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "json") == 0) return json_mode(argc, argv);
     if (argc > 3 && strcmp(argv[1], "forged") == 0)
         return forged_mode(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 5, argc > 5 ? atof(argv[5]) : 0.4);
+    if (argc > 4 && strcmp(argv[1], "api") == 0)
+        return api_mode(argv[2], argv[3], argv[4], argc > 5 ? atoi(argv[5]) : 5, argc > 6 ? atof(argv[6]) : 0.4);
     if (argc > 1 && strcmp(argv[1], "jws") == 0)
         return jws_mode(argc > 2 ? argv[2] : "Tests/IAPVerifyTests/Fixtures", argc > 3 ? atoi(argv[3]) : 5, argc > 4 ? atof(argv[4]) : 0.4);
     const char *fx = argc > 1 ? argv[1] : "Tests/IAPVerifyTests/Fixtures";

@@ -7,6 +7,9 @@ cc -O2 -std=c11 -Wall -IInclude Benchmarks/bench.c -Lbuild/lib -liapverify -lcry
    -Wl,-rpath,"$PWD/build/lib" -o build/bench/bench
 build/bench/bench Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 build/bench/bench jws Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
+# Benchmarks/api/transaction_history_20.json comes from scripts/generate-api-fuzz-seeds.py.
+build/bench/bench api Benchmarks/api/transaction_history_20.json Tests/shared/fakeapple/verifier.json \
+    Tests/shared/fakeapple/root.pem "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 GENUINE=Tests/IAPVerifyTests/Fixtures/receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der
 python3 Benchmarks/make_forged.py "$GENUINE" build/bench/forged-100k.der 100000 > /dev/null
 build/bench/bench forged "$GENUINE" build/bench/forged-100k.der "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (one ASan binary, the target chosen by IAPV_FUZZ_TARGET).
+# The libFuzzer targets (one ASan binary, the target chosen by IAPV_FUZZ_TARGET): receipt, response,
+# entitlements, config, options, jws, and the App Store Server API's api (answers) and apicall (request
+# building); their input layouts are in Sources/iapverify-fuzz/. api seeds: scripts/generate-api-fuzz-seeds.py.
 #
 #   Fuzz/run.sh replay [TARGET...]            every committed input once: Fuzz/corpus, Fuzz/seeds and
 #                                             Fuzz/regressions. Deterministic; `make test` runs this.
@@ -18,7 +20,7 @@ case "$MODE" in
   replay|minimise) ;;
   *) echo "usage: Fuzz/run.sh replay|campaign SECONDS|campaign-runs N|minimise [TARGET...]" >&2; exit 2 ;;
 esac
-TARGETS=${*:-receipt response entitlements config options jws}
+TARGETS=${*:-receipt response entitlements config options jws api apicall}
 OUT=$ROOT/build/fuzz
 mkdir -p "$OUT"
 # The fuzz target lives in the root package so that the sanitizer flags reach the core too.

@@ -1,16 +1,16 @@
-// One binary, five targets, chosen by IAPV_FUZZ_TARGET: receipt, response, entitlements,
-// config, options, jws. Any trap is a finding; so is the receipt target's differential oracle:
+// One binary, eight targets, chosen by IAPV_FUZZ_TARGET: receipt, response, entitlements,
+// config, options, jws, and the App Store Server API's api and apicall (APIHarness.swift). Any trap is a finding; so is the receipt target's differential oracle:
 // whatever the cached path calls valid, OpenSSL's PKCS7_verify path must call valid too.
 import Glibc
 @_spi(Testing) import IAPVerify
 
 enum Harness {
-    enum Target: String { case receipt, response, entitlements, config, options, jws }
+    enum Target: String { case receipt, response, entitlements, config, options, jws, api, apicall }
 
     static let target: Target = {
         let name = getenv("IAPV_FUZZ_TARGET").map { String(cString: $0) } ?? "receipt"
         guard let t = Target(rawValue: name) else {
-            fputs("IAPV_FUZZ_TARGET must be receipt, response, entitlements, config, options or jws\n", stderr)
+            fputs("IAPV_FUZZ_TARGET must be receipt, response, entitlements, config, options, jws, api or apicall\n", stderr)
             exit(2)
         }
         return t
@@ -83,6 +83,10 @@ enum Harness {
             _ = try? CallOptions(json: input)
         case .jws:
             _ = (try? verifier.verifyJWS(input, options: options, nowMs: now))?.resultJSON()
+        case .api:
+            APIHarness.runAPI(input)
+        case .apicall:
+            APIHarness.runCall(input)
         }
     }
 }
