@@ -39,7 +39,8 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS deliveries_by_user ON deliveries (user_id)",
     # next_at_ms: when the job may be claimed. While a worker holds it, it is the end of the lease,
     # so an expired lease is simply a due job. attempt: the library's attempt number for the next
-    # call to Apple. tries: how many times a worker claimed it.
+    # call to Apple. tries: how many times a worker claimed it. receipt: the base64 receipt, or
+    # "storekit2:<transaction id>" for a StoreKit 2 history call (endpoint is then its environment).
     """CREATE TABLE IF NOT EXISTS verification_jobs (
         id TEXT PRIMARY KEY, user_id TEXT NOT NULL, receipt TEXT NOT NULL, endpoint TEXT NOT NULL,
         attempt INTEGER NOT NULL, next_at_ms BIGINT NOT NULL, lease_owner TEXT, lease_token TEXT,

@@ -1,6 +1,7 @@
 """A small purchase service: the app creates an order, buys in the App Store, then sends the
-receipt; the service asks Apple's /verifyReceipt, lets iapverify decide, and delivers each
-transaction exactly once through the ledger.
+receipt (or, with StoreKit 2, the transaction id); the service asks Apple's /verifyReceipt (or the
+App Store Server API's transaction history), lets iapverify decide, and delivers each transaction
+exactly once through the ledger.
 
     python service.py                   # front and worker in one process, SQLite in ./purchases.db
     DATABASE_URL=postgresql://... python service.py front --port 8080   # any number of fronts
@@ -9,7 +10,9 @@ transaction exactly once through the ledger.
 Apple is reached through APPLE_BASE_URL when set (tests point it at a fake server), otherwise
 through Apple's two hosts over TLS. The retry rules are the library's: production first, then
 sandbox on 21007; temporary failures and timeouts are stored in the ledger's work queue and a
-worker retries them after the library's retry_after_ms. README.md describes the deployment.
+worker retries them after the library's retry_after_ms. The StoreKit 2 flow needs APPLE_API_KEY_FILE,
+a JSON signer config (the .p8 key, key id, issuer id, bundle id); APPLE_API_BASE_URL points it at a
+fake App Store Server API in tests. README.md describes the deployment.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ import urllib.request
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 import iapverify
 from ledger import Job, Ledger, now_ms
@@ -43,6 +46,10 @@ BATCH = 5
 # ("the receipt server was temporarily unable to provide the receipt"): asking the library about
 # this body gives the same backoff and the same give_up after the last attempt.
 UNREACHABLE_BODY = b'{"status": 21005}'
+# StoreKit 2 jobs share the queue with receipts: their `receipt` column is this prefix and the
+# transaction id (a base64 receipt never contains a colon).
+STOREKIT2 = "storekit2:"
+MAX_PAGES = 1000   # a history longer than this is refused, not followed forever
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class Answer:
     delay_ms: int = 0             # later: the library's retry_after_ms
     why: str = ""
     verdict: str = ""
+    transactions: Optional[tuple] = None  # StoreKit 2: the verified transactions of every page
 
 
 def job_id(user_id: str, receipt: str) -> str:
@@ -65,8 +73,21 @@ def job_id(user_id: str, receipt: str) -> str:
 class PurchaseService:
     def __init__(self, config: dict, ledger: Ledger, shared_secret: str = "", apple_base_url: Optional[str] = None,
                  clock: Callable[[], int] = now_ms, timeout_s: float = 10.0, lease_ms: int = LEASE_MS,
-                 give_up_after_ms: int = GIVE_UP_AFTER_MS, worker_id: Optional[str] = None):
+                 give_up_after_ms: int = GIVE_UP_AFTER_MS, worker_id: Optional[str] = None,
+                 signer_config: Optional[dict] = None, api_base_url: Union[str, dict, None] = None,
+                 token_clock: Optional[Callable[[], int]] = None):
+        """signer_config enables the StoreKit 2 flow. api_base_url (tests only) sends its calls to
+        a fake App Store Server API instead of Apple's hosts: one URL, or {"production": ...,
+        "sandbox": ...}. The bearer tokens are issued at token_clock() (default: this host's real
+        clock, which is what Apple checks them against), everything else at clock()."""
         self.verifier = iapverify.Verifier(config)
+        self.signers: dict = {}
+        if signer_config is not None:
+            for environment in ("production", "sandbox"):
+                base = api_base_url.get(environment) if isinstance(api_base_url, dict) else api_base_url
+                self.signers[environment] = iapverify.Signer(dict(signer_config, test_base_url=base.rstrip("/"))
+                                                             if base else signer_config)
+        self.token_clock = token_clock
         self.ledger = ledger
         self.secret = shared_secret
         self.urls = ({"production": apple_base_url.rstrip("/") + "/production/verifyReceipt",
@@ -87,7 +108,12 @@ class PurchaseService:
 
     def submit_receipt(self, user_id: str, receipt: str, endpoint: str = "production", attempt: int = 1) -> dict:
         """Verifies through Apple and delivers, or queues the receipt. Returns what happened, for the app."""
-        answer = self._ask_apple(receipt, endpoint, attempt)
+        return self._submit(user_id, receipt, endpoint, attempt)
+
+    def _submit(self, user_id: str, receipt: str, endpoint: str, attempt: int) -> dict:
+        """What the front does for a receipt or a StoreKit 2 transaction (`receipt` is then
+        STOREKIT2 + its id): ask Apple once, then settle, refuse, or queue for a worker."""
+        answer = self._ask(receipt, endpoint, attempt)
         key = job_id(user_id, receipt)
         if answer.kind == "accept":
             def settle(db) -> dict:
@@ -108,6 +134,18 @@ class PurchaseService:
         self.ledger.run(lambda db: self.ledger.enqueue(db, key, user_id, receipt, answer.endpoint, next_attempt,
                                                        now + delay, now, answer.why))
         return {"status": "pending", "retry_after_ms": delay, "why": answer.why}
+
+    def submit_transaction(self, user_id: str, transaction_id: str, environment: str = "production",
+                           attempt: int = 1) -> dict:
+        """StoreKit 2: the app sends the id of a transaction it just finished. The service reads the
+        customer's whole transaction history from the App Store Server API (every page, every
+        signed item verified), delivers what is new exactly once, and answers with the
+        entitlements; or queues the call when Apple says later. Returns what happened, for the app."""
+        if not self.signers:
+            raise ValueError("the StoreKit 2 flow needs a signer config (APPLE_API_KEY_FILE)")
+        if environment not in ("production", "sandbox") or not transaction_id:
+            raise ValueError("environment must be production or sandbox, and transaction_id not empty")
+        return self._submit(user_id, STOREKIT2 + transaction_id, environment, attempt)
 
     # -- the worker: retries what the queue holds -------------------------------------------------
 
@@ -134,7 +172,7 @@ class PurchaseService:
     def run_job(self, job: Job) -> dict:
         """One attempt for a claimed job. Its outcome is written with its effects, in one database
         transaction, and only while the lease is still ours; otherwise nothing is written."""
-        answer = self._ask_apple(job.receipt, job.endpoint, job.attempt)
+        answer = self._ask(job.receipt, job.endpoint, job.attempt)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
@@ -179,6 +217,56 @@ class PurchaseService:
 
     # -- shared by both ---------------------------------------------------------------------------
 
+    def _ask(self, receipt: str, endpoint: str, attempt: int) -> Answer:
+        if receipt.startswith(STOREKIT2):
+            return self._ask_history(receipt[len(STOREKIT2):], endpoint, attempt)
+        return self._ask_apple(receipt, endpoint, attempt)
+
+    def _ask_history(self, transaction_id: str, environment: str, attempt: int) -> Answer:
+        """Every page of the transaction history, each verified by the library. On the library's
+        next_page the next page is asked for; on retry_sandbox the sandbox host, once (the library
+        never answers retry_sandbox from sandbox, and this never goes back); anything else ends it.
+        A retry starts again from the first page: the pages already read are not kept."""
+        transactions: list[dict] = []
+        page: dict = {}       # the library's next_page ({"revision": ...}), merged into the next call
+        switched = False
+        for _ in range(MAX_PAGES):
+            call = {"endpoint": "transaction_history", "environment": environment, "transaction_id": transaction_id, **page}
+            status, retry_after, body, why = self._send(
+                self.signers[environment].api_request(call, now_ms=self.token_clock() if self.token_clock else None))
+            result = self.verifier.interpret_api_response(
+                body, endpoint="transaction_history", http_status=status, environment=environment,
+                retry_after=retry_after, attempt=attempt, now_ms=self.clock())
+            if result.action in ("next_page", "accept"):
+                transactions += result.transactions
+                if result.action == "accept":
+                    return Answer("accept", environment, attempt, transactions=tuple(transactions))
+                page = dict(result.next_page or {})
+                if not page:
+                    return Answer("reject", environment, attempt, verdict="malformed", why="next_page without a page")
+            elif result.action == "retry_sandbox" and not switched:
+                environment, switched, transactions, page = "sandbox", True, [], {}
+            elif result.action == "retry_sandbox":
+                return Answer("reject", environment, attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
+            else:
+                return self._decide(result, environment, attempt, b"", why or f"http {status}")
+        return Answer("reject", environment, attempt, verdict="malformed", why=f"more than {MAX_PAGES} pages of history")
+
+    def _send(self, request) -> tuple[int, Optional[str], bytes, str]:
+        """Sends an App Store Server API request exactly as the library built it. Returns (HTTP
+        status, Retry-After, body, why). Apple unreachable (refused, reset, timeout) is reported
+        as an HTTP 503 without a body: the library then gives its backoff, as for Apple's 503."""
+        req = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as response:  # system trust store for TLS
+                return response.status, response.headers.get("Retry-After"), response.read(), ""
+        except urllib.error.HTTPError as e:  # 4xx/5xx: Apple's answer all the same
+            with e:
+                return e.code, e.headers.get("Retry-After"), e.read(), f"http {e.code}"
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            why = "timeout" if isinstance(e, TimeoutError) or "timed out" in str(e) else f"unreachable: {e}"
+            return 503, None, b"", why
+
     def _ask_apple(self, receipt: str, endpoint: str, attempt: int) -> Answer:
         for _ in range(3):  # at most production -> sandbox -> production; the library never loops
             try:
@@ -210,13 +298,22 @@ class PurchaseService:
         return Answer("reject", endpoint, attempt, verdict=result.verdict, why=result.reason)
 
     def _settle(self, db, user_id: str, answer: Answer) -> dict:
-        """Inside one database transaction: read what the user has, plan with the library, record."""
+        """Inside one database transaction: read what the user has, plan with the library, record.
+
+        StoreKit 2: the plan is made from the verified transactions of all pages together (the
+        library's compute_entitlements), so a renewal on page 3 counts with a purchase on page 1."""
         used, orders = self.ledger.user_state(db, user_id)
         now = self.clock()
-        result = self.verifier.interpret_response(
-            answer.body, endpoint=answer.endpoint, attempt=answer.attempt, now_ms=now,
-            options={"delivered_transaction_ids": used, "orders": orders})
-        if result.action != "accept":  # the same body was accepted a moment ago; only the clock moved
+        options = {"delivered_transaction_ids": used, "orders": orders}
+        if answer.transactions is not None:
+            result = self.verifier.compute_entitlements({"transactions": list(answer.transactions)}, now_ms=now,
+                                                        options=options)
+            if not result.valid:
+                return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
+        else:
+            result = self.verifier.interpret_response(answer.body, endpoint=answer.endpoint, attempt=answer.attempt,
+                                                      now_ms=now, options=options)
+        if answer.transactions is None and result.action != "accept":  # accepted a moment ago; only the clock moved
             return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
         delivered, revoked, paid = self.ledger.apply(db, user_id, result.delivery, now)
         return {"status": "accepted", "delivered": delivered, "revoked": revoked,
@@ -257,6 +354,10 @@ def make_handler(service: PurchaseService):
                     self._json(201, {"order_id": service.create_order(request["user_id"], request["product_id"])})
                 elif self.path == "/receipts":
                     result = service.submit_receipt(request["user_id"], request["receipt"])
+                    self._json({"accepted": 200, "pending": 202}.get(result["status"], 403), result)
+                elif self.path == "/storekit2/transactions":
+                    result = service.submit_transaction(str(request["user_id"]), str(request["transaction_id"]),
+                                                        request.get("environment", "production"))
                     self._json({"accepted": 200, "pending": 202}.get(result["status"], 403), result)
                 elif self.path == "/jobs/retry":
                     self._json(200, {"results": service.retry_pending()})
@@ -320,10 +421,15 @@ def main() -> None:
     with open(args.config) as f:
         config = json.load(f)
     clock_path = os.environ.get("SERVICE_CLOCK_FILE")
+    signer_config = None
+    if os.environ.get("APPLE_API_KEY_FILE"):  # the StoreKit 2 flow: {"private_key_pem", "key_id", "issuer_id", "bundle_id"}
+        with open(os.environ["APPLE_API_KEY_FILE"]) as f:
+            signer_config = json.load(f)
     ledger = Ledger(sqlite_path=args.sqlite_path)
     service = PurchaseService(config, ledger, os.environ.get("APPLE_SHARED_SECRET", ""), os.environ.get("APPLE_BASE_URL"),
                               clock=file_clock(clock_path) if clock_path else now_ms, timeout_s=args.apple_timeout_s,
-                              lease_ms=args.lease_ms, give_up_after_ms=args.give_up_after_ms)
+                              lease_ms=args.lease_ms, give_up_after_ms=args.give_up_after_ms,
+                              signer_config=signer_config, api_base_url=os.environ.get("APPLE_API_BASE_URL"))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the job in hand, then exit
     signal.signal(signal.SIGINT, lambda *_: stop.set())
