@@ -43,14 +43,17 @@ $(OUT)/.built: $(SOURCES) VERSION
 	@touch $@
 
 $(OUT)/lib/$(SONAME): $(OUT)/.built
-	cp $(RELEASE_DIR)/release/libiapverify.so $(OUT)/lib/libiapverify.so.$(VERSION)
-	strip --strip-unneeded $(OUT)/lib/libiapverify.so.$(VERSION)
+	# Written beside and renamed into place: a process that has the old library mapped keeps it.
+	cp $(RELEASE_DIR)/release/libiapverify.so $(OUT)/lib/.libiapverify.so.$(VERSION).new
+	strip --strip-unneeded $(OUT)/lib/.libiapverify.so.$(VERSION).new
+	mv -f $(OUT)/lib/.libiapverify.so.$(VERSION).new $(OUT)/lib/libiapverify.so.$(VERSION)
 	ln -sf libiapverify.so.$(VERSION) $(OUT)/lib/$(SONAME)
 	ln -sf $(SONAME) $(OUT)/lib/libiapverify.so
 
 $(OUT)/bin/iapverify: $(OUT)/.built
-	cp $(RELEASE_DIR)/release/iapverify-cli $@
-	strip $@
+	cp $(RELEASE_DIR)/release/iapverify-cli $@.new
+	strip $@.new
+	mv -f $@.new $@
 
 # The uninstalled pkg-config file: the library in build/lib (with an rpath to it, so programs
 # built from the checkout run without LD_LIBRARY_PATH) and the header in Include/.

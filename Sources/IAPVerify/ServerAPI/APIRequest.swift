@@ -99,7 +99,7 @@ extension Signer {
             throw .argument("call.\(p.rawValue) does not apply to \(endpoint.rawValue)")
         }
 
-        var url = testBaseURL ?? environment.baseURL
+        var url = (environment == .sandbox ? testSandboxBaseURL : testBaseURL) ?? environment.baseURL
         for part in spec.path {
             switch part {
             case .literal(let text):

@@ -479,7 +479,9 @@ enum RetryAfter {
             for d in digits { value = value * 10 + Int64(d - 48) }
             // Below 10^12 (2001) it is not Apple's millisecond instant but, most likely, the
             // seconds of an ordinary HTTP Retry-After from a proxy: the backoff is safer than 0.
-            if value >= minimumInstant { return .instant(max(0, value - nowMs)) }
+            // Capped at an hour (Apple's limits are per hour): a header far in the future from a
+            // broken proxy must not park the work for good.
+            if value >= minimumInstant { return .instant(min(max(0, value - nowMs), maximumWaitMs)) }
         }
         var shown = ""
         for scalar in text.unicodeScalars.prefix(32) {
@@ -489,6 +491,7 @@ enum RetryAfter {
     }
 
     static let minimumInstant: Int64 = 1_000_000_000_000
+    static let maximumWaitMs: Int64 = 3_600_000
 
     /// 1 s × 2^(attempt−1), capped at 60 s.
     static func backoff(attempt: Int64) -> Int64 {

@@ -12,11 +12,13 @@ public final class Signer: @unchecked Sendable {
     public let keyID: String
     public let issuerID: String
     public let bundleID: String
-    /// Replaces Apple's scheme and host in built URLs (tests only: a fake API on 127.0.0.1).
+    /// Replaces Apple's scheme and host in built URLs (tests only: a fake API on 127.0.0.1),
+    /// for both environments or per environment.
     public let testBaseURL: String?
+    public let testSandboxBaseURL: String?
 
     /// Parses the signer config: `private_key_pem`, `key_id`, `issuer_id`, `bundle_id`, and the
-    /// test-only `test_base_url`. Anything missing, unknown or of the wrong type is a config error.
+    /// test-only `test_base_url` (one URL, or {"production": ..., "sandbox": ...}). Anything missing, unknown or of the wrong type is a config error.
     public convenience init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
         guard json.count <= 64 * 1024 else {
             throw .config("the signer config is \(json.count) bytes; a .p8 key and three ids fit in far less")
@@ -25,7 +27,7 @@ public final class Signer: @unchecked Sendable {
         guard let members = doc.root.members else {
             throw .config("signer config: expected a JSON object, got \(doc.root.typeName)")
         }
-        var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?
+        var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?, sandboxBase: String?
         for (name, value) in members {
             switch name {
             case "private_key_pem":
@@ -41,8 +43,21 @@ public final class Signer: @unchecked Sendable {
                 guard let s = value.string else { throw .config("signer config.bundle_id must be a string") }
                 bundleID = s
             case "test_base_url":
-                guard let s = value.string else { throw .config("signer config.test_base_url must be a string") }
-                base = s
+                if let s = value.string {
+                    base = s
+                    sandboxBase = s
+                } else if let hosts = value.members {
+                    for (env, url) in hosts {
+                        guard let u = url.string else { throw .config("signer config.test_base_url.\(env) must be a string") }
+                        switch env {
+                        case "production": base = u
+                        case "sandbox": sandboxBase = u
+                        default: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected production, sandbox)")
+                        }
+                    }
+                } else {
+                    throw .config("signer config.test_base_url must be a string or {\"production\": ..., \"sandbox\": ...}")
+                }
             default:
                 throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, test_base_url)")
             }
@@ -51,11 +66,12 @@ public final class Signer: @unchecked Sendable {
         guard let keyID else { throw .config("signer config needs key_id: the 10-character id of the key in App Store Connect") }
         guard let issuerID else { throw .config("signer config needs issuer_id: the issuer UUID shown with your keys in App Store Connect") }
         guard let bundleID else { throw .config("signer config needs bundle_id: your app's bundle identifier") }
-        try self.init(privateKeyPEM: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, testBaseURL: base)
+        try self.init(privateKeyPEM: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, testBaseURL: base,
+                      testSandboxBaseURL: sandboxBase)
     }
 
     public init(privateKeyPEM: [UInt8], keyID: String, issuerID: String, bundleID: String,
-                testBaseURL: String? = nil) throws(IAPVFailure) {
+                testBaseURL: String? = nil, testSandboxBaseURL: String? = nil) throws(IAPVFailure) {
         guard Self.isToken(keyID, extra: []), keyID.utf8.count <= 64 else {
             throw .config("signer config.key_id must be 1-64 letters and digits")
         }
@@ -65,7 +81,7 @@ public final class Signer: @unchecked Sendable {
         guard !bundleID.isEmpty, bundleID.utf8.count <= 255, bundleID.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7f }) else {
             throw .config("signer config.bundle_id must be 1-255 characters without spaces or control characters")
         }
-        if let base = testBaseURL {
+        for base in [testBaseURL, testSandboxBaseURL].compactMap({ $0 }) {
             guard APIURL.isBaseURL(base) else {
                 throw .config("signer config.test_base_url must be http(s)://127.0.0.1[:port], localhost or [::1] with no path: it is for a fake API in tests")
             }
@@ -75,6 +91,7 @@ public final class Signer: @unchecked Sendable {
         self.issuerID = issuerID
         self.bundleID = bundleID
         self.testBaseURL = testBaseURL
+        self.testSandboxBaseURL = testSandboxBaseURL
     }
 
     deinit { EVP_PKEY_free(key) }

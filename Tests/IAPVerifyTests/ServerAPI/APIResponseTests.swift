@@ -158,6 +158,8 @@ final class APIResponseTests: XCTestCase {
         // Sandbox not accepted: no retry_sandbox.
         let prodOnly = FakeApple.verifier(environments: ["Production"])
         XCTAssertEqual(try interpret(err(4040010, "x"), apiOptions("transaction_info", status: 404), verifier: prodOnly).action, .reject)
+        // Far in the future: capped at an hour.
+        XCTAssertEqual(try interpret([], apiOptions("transaction_info", status: 429, retryAfter: String(now + 86_400_000))).retryAfterMs, 3_600_000)
         // Seconds, as a proxy might send, are not an instant: the backoff applies, never 0.
         XCTAssertEqual(try interpret([], apiOptions("transaction_info", status: 429, retryAfter: "30", attempt: 2)).retryAfterMs, 2_000)
         // Garbage Retry-After is shown short and printable.

@@ -134,6 +134,16 @@ final class SignerTests: XCTestCase {
             + "&startDate=1700000000000&productId=pro%20monthly&productType=AUTO_RENEWABLE&productType=CONSUMABLE&revoked=false")
         r = try build(["endpoint": "transaction_info", "transaction_id": "2001"], signer: FakeApple.signer(base: "http://127.0.0.1:9")).get()
         XCTAssertEqual(r.url, "http://127.0.0.1:9/inApps/v1/transactions/2001")
+        let split = try { () throws -> Signer in
+            var config = goodConfig
+            config["test_base_url"] = ["production": "http://127.0.0.1:8001", "sandbox": "http://localhost:8002"]
+            let json = FakeApple.json(config)
+            return try json.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
+        }()
+        XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1"], signer: split).get().url,
+                       "http://127.0.0.1:8001/inApps/v1/transactions/1")
+        XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1", "environment": "sandbox"], signer: split).get().url,
+                       "http://localhost:8002/inApps/v1/transactions/1")
         r = try build(["endpoint": "subscription_statuses", "transaction_id": "2001", "query": ["status": [1, 4]]]).get()
         XCTAssertTrue(r.url.hasSuffix("/v1/subscriptions/2001?status=1&status=4"))
         r = try build(["endpoint": "notification_history", "pagination_token": "tok-2",
