@@ -178,6 +178,7 @@ extension Verifier {
                     return r
                 }
             }
+            r.entitlements = entitlements([], renewals: options.renewalInfo, options: options, nowMs: nowMs)
             r.judgement = Judgement(.valid, "Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
             return r
         }

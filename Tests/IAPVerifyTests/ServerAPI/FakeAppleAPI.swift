@@ -6,8 +6,9 @@ import XCTest
 @_spi(Testing) @testable import IAPVerify
 
 enum FakeApple {
-    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../shared/fakeapple").standardized
+    /// Tests/shared/fakeapple, found from this file (Tests/IAPVerifyTests/ServerAPI/).
+    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared").appendingPathComponent("fakeapple")
 
     static func text(_ name: String) -> String {
         (try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? ""
