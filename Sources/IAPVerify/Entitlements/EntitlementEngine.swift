@@ -40,6 +40,12 @@ public struct Entitlement: Sendable, Equatable {
     public var evidence: Evidence
     /// Tier of the deciding product (1 is highest); used only to pick between candidates.
     var level: Int64?
+    /// A price increase on the subscription's next renewal: "pending" (no answer yet) or
+    /// "accepted"; nil when there is none.
+    public var priceIncrease: String? = nil
+    /// For a revoked purchase, Apple's revocationType (REFUND_FULL, REFUND_PRORATED,
+    /// FAMILY_REVOKE, ASSIGNMENT_REVOKE); access ends at the revocation date for each.
+    public var revocationType: String? = nil
 }
 
 public struct PurchaseRecord: Sendable, Equatable {
@@ -157,6 +163,8 @@ public enum EntitlementEngine {
     }
 
     private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
+        // The later signed statement is Apple's current word; unsigned ones fail closed.
+        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return x > y ? a : b }
         // Fail closed: billing retry and "will not renew" win over their opposites.
         if a.isInBillingRetryPeriod != b.isInBillingRetryPeriod { return a.isInBillingRetryPeriod == true ? a : b }
         if a.autoRenewStatus != b.autoRenewStatus { return a.autoRenewStatus == false ? a : b }
@@ -190,9 +198,9 @@ public enum EntitlementEngine {
                 transactionID: t.transactionID, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
                 renewsTo: renewal?.autoRenewProductID.flatMap { $0 == t.productID ? nil : $0 },
                 period: t.isTrialPeriod ? "trial" : t.isInIntroOfferPeriod ? "intro" : "normal",
-                ownership: t.ownershipType == "FAMILY_SHARED" ? "family_shared" : "purchased",
-                expirationReason: nil, cancellationReason: nil, reason: reason,
-                evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1), level: rules[t.productID]?.level)
+                ownership: ownership(t), expirationReason: nil, cancellationReason: nil, reason: reason,
+                evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1), level: rules[t.productID]?.level,
+                priceIncrease: priceIncrease(renewal))
         }
         if let cur = current, let expires = cur.expiresDateMs, (cur.purchaseDateMs ?? Int64.min) <= now, now < expires {
             return make(cur, .active, active: true, expires: expires, rule: "auto_renewable.latest_expiry_covers_now",
@@ -213,6 +221,8 @@ public enum EntitlementEngine {
                             : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
                                 + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""))
             e.cancellationReason = r.isUpgraded ? nil : r.cancellationReason
+            e.revocationType = r.isUpgraded ? nil : r.commerce.revocationType
+            e.priceIncrease = nil
             return e
         }
         guard let cur = current else { return nil }
@@ -228,6 +238,25 @@ public enum EntitlementEngine {
                      reason: "\(cur.productID) expired at \(cur.expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
         e.expirationReason = renewal?.expirationIntent.map(expirationReason)
         return e
+    }
+
+    static func ownership(_ t: Transaction) -> String {
+        switch t.ownershipType {
+        case "FAMILY_SHARED": return "family_shared"
+        case "ASSIGNED": return "assigned"
+        default: return "purchased"
+        }
+    }
+
+    /// StoreKit 2's priceIncreaseStatus, else /verifyReceipt's price_consent_status.
+    static func priceIncrease(_ renewal: RenewalInfo?) -> String? {
+        guard let renewal, renewal.autoRenewStatus != false else { return nil }
+        if let s = renewal.priceIncreaseStatus { return s == 0 ? "pending" : s == 1 ? "accepted" : nil }
+        switch renewal.priceConsentStatus {
+        case "0": return "pending"
+        case "1": return "accepted"
+        default: return nil
+        }
     }
 
     static func expirationReason(_ intent: Int64) -> String {
@@ -255,8 +284,10 @@ public enum EntitlementEngine {
                               rule: String, reason: String) -> Entitlement {
         Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID,
                     transactionID: t.transactionID, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
-                    ownership: t.ownershipType == "FAMILY_SHARED" ? "family_shared" : "purchased", expirationReason: nil,
-                    cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason, evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1))
+                    ownership: ownership(t), expirationReason: nil,
+                    cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason,
+                    evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1),
+                    revocationType: t.isRevoked(at: Int64.max) ? t.commerce.revocationType : nil)
     }
 
     private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ txns: [Transaction],

@@ -67,6 +67,8 @@ extension EntitlementReport {
         w.field("ownership", e.ownership)
         w.field("expiration_reason", e.expirationReason)
         if let c = e.cancellationReason { w.field("cancellation_reason", c) }
+        w.field("price_increase", e.priceIncrease)
+        if let r = e.revocationType { w.field("revocation_type", r) }
         w.field("reason", e.reason)
         w.key("evidence")
         w.beginObject()

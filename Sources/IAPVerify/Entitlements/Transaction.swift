@@ -21,6 +21,8 @@ public struct Transaction: Sendable, Equatable {
     public var webOrderLineItemID: String?
     public var promotionalOfferID: String?
     public var subscriptionGroupIdentifier: String?
+    /// StoreKit 2 and App Store Server API fields (nil for receipts and /verifyReceipt).
+    public var commerce = CommerceFields()
 
     public init(transactionID: String, productID: String) {
         self.transactionID = transactionID
@@ -46,8 +48,73 @@ public struct RenewalInfo: Sendable, Equatable {
     public var isInBillingRetryPeriod: Bool?
     public var gracePeriodExpiresDateMs: Int64?
     public var priceConsentStatus: String?
+    /// StoreKit 2: 0 the customer has not answered a price increase that needs consent, 1 it
+    /// was accepted (or needed none).
+    public var priceIncreaseStatus: Int64?
+    /// StoreKit 2 renewal fields (nil for /verifyReceipt).
+    public var commerce = RenewalCommerceFields()
 
     public init(originalTransactionID: String) { self.originalTransactionID = originalTransactionID }
+}
+
+/// The commerce facts StoreKit 2 signs with a transaction. Prices are in milliunits of
+/// `currency`; percentages in milliunits of a percent (40% is 40000), as Apple sends them.
+public struct CommerceFields: Sendable, Equatable {
+    /// When Apple signed this statement: a later statement about the same transaction wins.
+    public var signedDateMs: Int64?
+    /// REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE, ASSIGNMENT_REVOKE (or a newer value, kept as is).
+    public var revocationType: String?
+    public var revocationPercentage: Int64?
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    public var offerType: Int64?
+    public var offerDiscountType: String?
+    /// ISO 8601 duration, e.g. P1M.
+    public var offerPeriod: String?
+    public var price: Int64?
+    public var currency: String?
+    public var storefront: String?
+    public var storefrontID: String?
+    public var appAccountToken: String?
+    public var appTransactionID: String?
+    /// PURCHASE or RENEWAL.
+    public var transactionReason: String?
+    /// Apple's product type text (Auto-Renewable Subscription, Consumable, ...).
+    public var type: String?
+    public var environment: String?
+    /// BILLED_UPFRONT or MONTHLY (a monthly plan with a commitment).
+    public var billingPlanType: String?
+    public var commitmentBillingPeriodNumber: Int64?
+    public var commitmentTotalBillingPeriods: Int64?
+    public var commitmentExpiresDateMs: Int64?
+    public var commitmentPrice: Int64?
+
+    public init() {}
+    public var isEmpty: Bool { self == CommerceFields() }
+}
+
+public struct RenewalCommerceFields: Sendable, Equatable {
+    public var signedDateMs: Int64?
+    public var renewalPrice: Int64?
+    public var currency: String?
+    public var offerType: Int64?
+    public var offerIdentifier: String?
+    public var offerDiscountType: String?
+    public var offerPeriod: String?
+    public var renewalDateMs: Int64?
+    public var recentSubscriptionStartDateMs: Int64?
+    public var eligibleWinBackOfferIDs: [String]?
+    public var appAccountToken: String?
+    public var appTransactionID: String?
+    public var environment: String?
+    public var renewalBillingPlanType: String?
+    public var commitmentAutoRenewProductID: String?
+    public var commitmentAutoRenewStatus: Bool?
+    public var commitmentRenewalBillingPlanType: String?
+    public var commitmentRenewalDateMs: Int64?
+    public var commitmentRenewalPrice: Int64?
+
+    public init() {}
+    public var isEmpty: Bool { self == RenewalCommerceFields() }
 }
 
 extension Transaction {
@@ -70,6 +137,9 @@ extension Transaction {
     /// When two records share a transaction id, the one that revokes or reaches further wins,
     /// so the choice never depends on input order and never grants more than either record.
     static func preferred(_ a: Transaction, _ b: Transaction) -> Transaction {
+        // Two statements Apple signed at different times: the later one is Apple's current word
+        // (a refund reversed, a renewal date extended). Unsigned records fall to the rules below.
+        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return x > y ? a : b }
         switch (a.cancellationDateMs, b.cancellationDateMs) {
         case (let x?, let y?): if x != y { return x < y ? a : b }
         case (.some, nil): return a

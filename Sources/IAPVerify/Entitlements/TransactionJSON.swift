@@ -22,6 +22,30 @@ enum TransactionJSON {
         t.webOrderLineItemID = try f.string("web_order_line_item_id")
         t.promotionalOfferID = try f.string("promotional_offer_id")
         t.subscriptionGroupIdentifier = try f.string("subscription_group_identifier")
+        var c = CommerceFields()
+        c.signedDateMs = try f.int("signed_date_ms")
+        c.revocationType = try f.string("revocation_type")
+        c.revocationPercentage = try f.int("revocation_percentage")
+        c.offerType = try f.int("offer_type")
+        c.offerDiscountType = try f.string("offer_discount_type")
+        c.offerPeriod = try f.string("offer_period")
+        c.price = try f.int("price")
+        c.currency = try f.string("currency")
+        c.storefront = try f.string("storefront")
+        c.storefrontID = try f.string("storefront_id")
+        c.appAccountToken = try f.string("app_account_token")
+        c.appTransactionID = try f.string("app_transaction_id")
+        c.transactionReason = try f.string("transaction_reason")
+        c.type = try f.string("type")
+        c.environment = try f.string("environment")
+        c.billingPlanType = try f.string("billing_plan_type")
+        if let m = try f.object("commitment") {
+            c.commitmentBillingPeriodNumber = try m.int("billing_period_number")
+            c.commitmentTotalBillingPeriods = try m.int("total_billing_periods")
+            c.commitmentExpiresDateMs = try m.int("commitment_expires_date_ms")
+            c.commitmentPrice = try m.int("commitment_price")
+        }
+        t.commerce = c
         return t
     }
 
@@ -38,6 +62,30 @@ enum TransactionJSON {
         r.isInBillingRetryPeriod = try f.bool("is_in_billing_retry_period")
         r.gracePeriodExpiresDateMs = try f.date("grace_period_expires_date", ms: "grace_period_expires_date_ms")
         r.priceConsentStatus = try f.string("price_consent_status")
+        r.priceIncreaseStatus = try f.int("price_increase_status")
+        var c = RenewalCommerceFields()
+        c.signedDateMs = try f.int("signed_date_ms")
+        c.renewalPrice = try f.int("renewal_price")
+        c.currency = try f.string("currency")
+        c.offerType = try f.int("offer_type")
+        c.offerIdentifier = try f.string("offer_identifier")
+        c.offerDiscountType = try f.string("offer_discount_type")
+        c.offerPeriod = try f.string("offer_period")
+        c.renewalDateMs = try f.int("renewal_date_ms")
+        c.recentSubscriptionStartDateMs = try f.int("recent_subscription_start_date_ms")
+        c.eligibleWinBackOfferIDs = try f.stringArray("eligible_win_back_offer_ids")
+        c.appAccountToken = try f.string("app_account_token")
+        c.appTransactionID = try f.string("app_transaction_id")
+        c.environment = try f.string("environment")
+        c.renewalBillingPlanType = try f.string("renewal_billing_plan_type")
+        if let m = try f.object("commitment") {
+            c.commitmentAutoRenewProductID = try m.string("auto_renew_product_id")
+            c.commitmentAutoRenewStatus = try m.bool("auto_renew_status")
+            c.commitmentRenewalBillingPlanType = try m.string("renewal_billing_plan_type")
+            c.commitmentRenewalDateMs = try m.int("renewal_date_ms")
+            c.commitmentRenewalPrice = try m.int("renewal_price")
+        }
+        r.commerce = c
         return r
     }
 
@@ -80,6 +128,36 @@ enum TransactionWriter {
         w.field("promotional_offer_id", t.promotionalOfferID)
         w.field("in_app_ownership_type", t.ownershipType)
         w.field("subscription_group_identifier", t.subscriptionGroupIdentifier)
+        // StoreKit 2 fields only when Apple sent them: receipts and /verifyReceipt stay as they were.
+        let c = t.commerce
+        if !c.isEmpty {
+            w.optional("signed_date_ms", c.signedDateMs)
+            w.optional("revocation_type", c.revocationType)
+            w.optional("revocation_percentage", c.revocationPercentage)
+            w.optional("offer_type", c.offerType)
+            w.optional("offer_discount_type", c.offerDiscountType)
+            w.optional("offer_period", c.offerPeriod)
+            w.optional("price", c.price)
+            w.optional("currency", c.currency)
+            w.optional("storefront", c.storefront)
+            w.optional("storefront_id", c.storefrontID)
+            w.optional("app_account_token", c.appAccountToken)
+            w.optional("app_transaction_id", c.appTransactionID)
+            w.optional("transaction_reason", c.transactionReason)
+            w.optional("type", c.type)
+            w.optional("environment", c.environment)
+            w.optional("billing_plan_type", c.billingPlanType)
+            if c.commitmentBillingPeriodNumber != nil || c.commitmentTotalBillingPeriods != nil || c.commitmentExpiresDateMs != nil
+                || c.commitmentPrice != nil {
+                w.key("commitment")
+                w.beginObject()
+                w.optional("billing_period_number", c.commitmentBillingPeriodNumber)
+                w.optional("total_billing_periods", c.commitmentTotalBillingPeriods)
+                w.optional("commitment_expires_date_ms", c.commitmentExpiresDateMs)
+                w.optional("commitment_price", c.commitmentPrice)
+                w.endObject()
+            }
+        }
         w.endObject()
     }
 
@@ -93,6 +171,40 @@ enum TransactionWriter {
         w.field("is_in_billing_retry_period", r.isInBillingRetryPeriod)
         w.field("grace_period_expires_date_ms", r.gracePeriodExpiresDateMs)
         w.field("price_consent_status", r.priceConsentStatus)
+        w.optional("price_increase_status", r.priceIncreaseStatus)
+        let c = r.commerce
+        if !c.isEmpty {
+            w.optional("signed_date_ms", c.signedDateMs)
+            w.optional("renewal_price", c.renewalPrice)
+            w.optional("currency", c.currency)
+            w.optional("offer_type", c.offerType)
+            w.optional("offer_identifier", c.offerIdentifier)
+            w.optional("offer_discount_type", c.offerDiscountType)
+            w.optional("offer_period", c.offerPeriod)
+            w.optional("renewal_date_ms", c.renewalDateMs)
+            w.optional("recent_subscription_start_date_ms", c.recentSubscriptionStartDateMs)
+            if let ids = c.eligibleWinBackOfferIDs {
+                w.key("eligible_win_back_offer_ids")
+                w.beginArray()
+                for id in ids { w.string(id) }
+                w.endArray()
+            }
+            w.optional("app_account_token", c.appAccountToken)
+            w.optional("app_transaction_id", c.appTransactionID)
+            w.optional("environment", c.environment)
+            w.optional("renewal_billing_plan_type", c.renewalBillingPlanType)
+            if c.commitmentAutoRenewProductID != nil || c.commitmentAutoRenewStatus != nil || c.commitmentRenewalBillingPlanType != nil
+                || c.commitmentRenewalDateMs != nil || c.commitmentRenewalPrice != nil {
+                w.key("commitment")
+                w.beginObject()
+                w.optional("auto_renew_product_id", c.commitmentAutoRenewProductID)
+                w.optional("auto_renew_status", c.commitmentAutoRenewStatus)
+                w.optional("renewal_billing_plan_type", c.commitmentRenewalBillingPlanType)
+                w.optional("renewal_date_ms", c.commitmentRenewalDateMs)
+                w.optional("renewal_price", c.commitmentRenewalPrice)
+                w.endObject()
+            }
+        }
         w.endObject()
     }
 }

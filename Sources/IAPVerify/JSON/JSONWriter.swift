@@ -86,6 +86,10 @@ struct JSONWriter {
     mutating func rawJSON(_ json: [UInt8]) { separate(); bytes.append(contentsOf: json) }
 
     mutating func field(_ k: StaticString, _ v: String?) { key(k); string(v) }
+    /// A member written only when it has a value (fields some sources never carry).
+    mutating func optional(_ k: StaticString, _ v: String?) { if let v { key(k); string(v) } }
+    mutating func optional(_ k: StaticString, _ v: Int64?) { if let v { key(k); int(v) } }
+    mutating func optional(_ k: StaticString, _ v: Bool?) { if let v { key(k); bool(v) } }
     mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
     mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 

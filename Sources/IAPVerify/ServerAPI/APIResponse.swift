@@ -32,6 +32,7 @@ public struct SubscriptionStatusCheck: Sendable {
 public struct NotificationSummary: Sendable {
     public var type: String
     public var subtype: String?
+    public var effect: NotificationEffect
     public var uuid: String?
     public var signedDateMs: Int64?
 }
@@ -393,7 +394,7 @@ struct SignedItemWalker {
     mutating func notification(_ object: JSONValue, _ key: StaticString, at: String, into r: inout APIResponseReport) throws {
         let report = try verify(object[literal: key], "\(at).\(key)", kind: .notification)
         guard let n = report.notification else { throw APIItemFailure(.malformed, "\(at).\(key) carries no notification") }
-        r.notifications.append(NotificationSummary(type: n.type, subtype: n.subtype, uuid: n.uuid, signedDateMs: n.signedDateMs))
+        r.notifications.append(NotificationSummary(type: n.type, subtype: n.subtype, effect: n.effect, uuid: n.uuid, signedDateMs: n.signedDateMs))
         if let t = n.transaction { r.transactions.append(t) }
         if let info = n.renewal { r.renewals.append(info) }
     }

@@ -43,6 +43,7 @@ extension APIResponseReport {
             w.beginObject()
             w.field("notification_type", n.type)
             w.field("subtype", n.subtype)
+            w.field("effect", n.effect.rawValue)
             w.field("notification_uuid", n.uuid)
             w.field("signed_date_ms", n.signedDateMs)
             w.endObject()

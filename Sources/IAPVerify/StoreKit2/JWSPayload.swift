@@ -8,16 +8,26 @@ enum JWSPayloadDecoder {
         report.signedDateMs = try f.int("signedDate")
         if let type = try f.string("notificationType") {
             report.kind = .notification
+            // Most notifications carry `data`; bulk renewal extensions carry `summary`, consent
+            // changes `appData`, external purchase tokens `externalPurchaseToken`: each names the
+            // bundle, and all but the last the environment.
             let data = try f.object("data")
-            // Most notifications carry `data`; summary notifications (bulk renewal extensions)
-            // carry `summary` with the same environment and bundle fields.
-            var scope = data
-            if scope == nil { scope = try f.object("summary") }
+            let token = try f.object("externalPurchaseToken")
+            let summary = try f.object("summary")
+            let appData = try f.object("appData")
+            let scope = data ?? summary ?? appData ?? token
             report.environment = ReceiptEnvironment(appleName: try scope?.string("environment"))
+            if report.environment == nil, let token, try token.string("environment") == nil {
+                // External purchase tokens name no environment and carry no purchase: nothing in
+                // them can grant access, so they are read as production data.
+                report.environment = .production
+            }
             report.bundleID = try scope?.string("bundleId")
-            report.notification = NotificationInfo(type: type, subtype: try f.string("subtype"),
-                                                   uuid: try f.string("notificationUUID"), signedDateMs: report.signedDateMs)
-            if type != "TEST", data == nil, try f.object("summary") == nil {
+            let subtype = try f.string("subtype")
+            report.notification = NotificationInfo(type: type, subtype: subtype,
+                                                   uuid: try f.string("notificationUUID"), signedDateMs: report.signedDateMs,
+                                                   effect: NotificationEffect.of(type: type, subtype: subtype))
+            if scope == nil, type != "TEST", NotificationEffect.of(type: type, subtype: subtype) != .unknown {
                 throw FieldProblem(message: "payload.data is missing from a \(type) notification")
             }
             return
@@ -46,6 +56,7 @@ enum JWSPayloadDecoder {
             t.webOrderLineItemID = try f.string("webOrderLineItemId")
             t.promotionalOfferID = try f.string("offerIdentifier")
             t.subscriptionGroupIdentifier = try f.string("subscriptionGroupIdentifier")
+            t.commerce = try commerce(f)
             report.transaction = t
             report.appAccountToken = try f.string("appAccountToken")
             report.productType = try f.string("type")
@@ -58,12 +69,68 @@ enum JWSPayloadDecoder {
             r.expirationIntent = try f.int("expirationIntent")
             r.isInBillingRetryPeriod = try f.bool("isInBillingRetryPeriod")
             r.gracePeriodExpiresDateMs = try f.int("gracePeriodExpiresDate")
+            r.priceIncreaseStatus = try f.int("priceIncreaseStatus")
+            r.commerce = try renewalCommerce(f)
             report.renewal = r
             report.kind = .renewalInfo
         } else if try isAppTransaction(f) {
             report.kind = .appTransaction
         }
         // Otherwise the kind stays nil: signed data of no known shape, verified but granting nothing.
+    }
+
+    /// The commerce fields of a signed transaction (absent ones stay nil; a wrong type is an error).
+    private static func commerce(_ f: FieldReader) throws(FieldProblem) -> CommerceFields {
+        var c = CommerceFields()
+        c.signedDateMs = try f.int("signedDate")
+        c.revocationType = try f.string("revocationType")
+        c.revocationPercentage = try f.int("revocationPercentage")
+        c.offerType = try f.int("offerType")
+        c.offerDiscountType = try f.string("offerDiscountType")
+        c.offerPeriod = try f.string("offerPeriod")
+        c.price = try f.int("price")
+        c.currency = try f.string("currency")
+        c.storefront = try f.string("storefront")
+        c.storefrontID = try f.string("storefrontId")
+        c.appAccountToken = try f.string("appAccountToken")
+        c.appTransactionID = try f.string("appTransactionId")
+        c.transactionReason = try f.string("transactionReason")
+        c.type = try f.string("type")
+        c.environment = try f.string("environment")
+        c.billingPlanType = try f.string("billingPlanType")
+        if let m = try f.object("commitmentInfo") {
+            c.commitmentBillingPeriodNumber = try m.int("billingPeriodNumber")
+            c.commitmentTotalBillingPeriods = try m.int("totalBillingPeriods")
+            c.commitmentExpiresDateMs = try m.int("commitmentExpiresDate")
+            c.commitmentPrice = try m.int("commitmentPrice")
+        }
+        return c
+    }
+
+    private static func renewalCommerce(_ f: FieldReader) throws(FieldProblem) -> RenewalCommerceFields {
+        var c = RenewalCommerceFields()
+        c.signedDateMs = try f.int("signedDate")
+        c.renewalPrice = try f.int("renewalPrice")
+        c.currency = try f.string("currency")
+        c.offerType = try f.int("offerType")
+        c.offerIdentifier = try f.string("offerIdentifier")
+        c.offerDiscountType = try f.string("offerDiscountType")
+        c.offerPeriod = try f.string("offerPeriod")
+        c.renewalDateMs = try f.int("renewalDate")
+        c.recentSubscriptionStartDateMs = try f.int("recentSubscriptionStartDate")
+        c.eligibleWinBackOfferIDs = try f.stringArray("eligibleWinBackOfferIds")
+        c.appAccountToken = try f.string("appAccountToken")
+        c.appTransactionID = try f.string("appTransactionId")
+        c.environment = try f.string("environment")
+        c.renewalBillingPlanType = try f.string("renewalBillingPlanType")
+        if let m = try f.object("commitmentInfo") {
+            c.commitmentAutoRenewProductID = try m.string("commitmentAutoRenewProductId")
+            c.commitmentAutoRenewStatus = try m.bool("commitmentAutoRenewStatus")
+            c.commitmentRenewalBillingPlanType = try m.string("commitmentRenewalBillingPlanType")
+            c.commitmentRenewalDateMs = try m.int("commitmentRenewalDate")
+            c.commitmentRenewalPrice = try m.int("commitmentRenewalPrice")
+        }
+        return c
     }
 
     private static func isRenewalInfo(_ f: FieldReader) throws(FieldProblem) -> Bool {

@@ -35,6 +35,7 @@ extension JWSReport {
             w.field("subtype", n.subtype)
             w.field("notification_uuid", n.uuid)
             w.field("signed_date_ms", n.signedDateMs)
+            w.field("effect", n.effect.rawValue)
             // A host that reads only the action must still be safe: not valid means reject.
             w.field("action", isValid ? n.action.rawValue : NotificationAction.reject.rawValue)
             w.key("transaction")

@@ -19,6 +19,11 @@ public enum NotificationAction: String, Sendable {
     case ignoreDuplicate = "ignore_duplicate"
     /// The token is not valid: do nothing with it, whatever its stale/duplicate state.
     case reject
+    /// Apple asks for consumption data about a refund request (CONSUMPTION_REQUEST): apply it
+    /// and answer with the consumption_info endpoint.
+    case sendConsumptionInfo = "send_consumption_info"
+    /// A type or subtype this library does not know: keep it as data; it changes nothing.
+    case recordOnly = "record_only"
 }
 
 public struct NotificationInfo: Sendable {
@@ -27,6 +32,8 @@ public struct NotificationInfo: Sendable {
     public var uuid: String?
     public var signedDateMs: Int64?
     public var action: NotificationAction = .apply
+    /// What the notification does to the subscriber's state.
+    public var effect: NotificationEffect = .unknown
     /// The nested signedTransactionInfo and signedRenewalInfo, each verified like the outer token.
     public var transaction: Transaction?
     public var renewal: RenewalInfo?
@@ -69,10 +76,16 @@ extension Verifier {
                 applied.action = .ignoreDuplicate
             } else if let last = options.lastSignedDateMs, let signed = n.signedDateMs, signed < last {
                 applied.action = .ignoreStale
+            } else if n.effect == .unknown {
+                applied.action = .recordOnly
+            } else if n.effect == .consumptionInfoRequested {
+                applied.action = .sendConsumptionInfo
             }
             report.notification = applied
-            let txns = [n.transaction].compactMap { $0 }
-            let renewals = [n.renewal].compactMap { $0 } + options.renewalInfo
+            // An unknown type or subtype changes nothing: its signed data is kept, not applied.
+            let changes = n.effect != .unknown
+            let txns = changes ? [n.transaction].compactMap { $0 } : []
+            let renewals = (changes ? [n.renewal].compactMap { $0 } : []) + options.renewalInfo
             report.entitlements = entitlements(txns, renewals: renewals, options: options, nowMs: nowMs)
         } else {
             report.entitlements = entitlements([report.transaction].compactMap { $0 },

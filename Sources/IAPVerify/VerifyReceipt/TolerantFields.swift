@@ -87,6 +87,17 @@ struct FieldReader {
         return b
     }
 
+    func stringArray(_ key: StaticString) throws(FieldProblem) -> [String]? {
+        guard let v = present(key) else { return nil }
+        guard let items = v.array else { throw FieldProblem(message: "\(path).\(key) must be an array of strings, got \(v.typeName)") }
+        var out: [String] = []
+        for (i, item) in items.enumerated() {
+            guard let s = item.string else { throw FieldProblem(message: "\(path).\(key)[\(i)] must be a string, got \(item.typeName)") }
+            out.append(s)
+        }
+        return out
+    }
+
     /// A nested object, or nil when absent; an error when present but not an object.
     func object(_ key: StaticString) throws(FieldProblem) -> FieldReader? {
         guard let v = present(key) else { return nil }

@@ -29,7 +29,8 @@ final class JWSTests: XCTestCase {
                 XCTAssertEqual(r.kind, .notification, file)
                 let n = try XCTUnwrap(r.notification, file)
                 XCTAssertTrue(file.contains(n.type), "\(file): \(n.type)")
-                XCTAssertEqual(n.action, .apply)
+                XCTAssertEqual(n.action, n.type == "CONSUMPTION_REQUEST" ? .sendConsumptionInfo : .apply, file)
+                XCTAssertNotEqual(n.effect, .unknown, "\(file): every real notification has a known effect")
                 if n.type != "TEST" { XCTAssertNotNil(n.transaction, "\(file): nested transaction") }
             } else if file.hasPrefix("renewalinfo_") {
                 XCTAssertEqual(r.kind, .renewalInfo, file)
