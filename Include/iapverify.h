@@ -159,6 +159,17 @@ iapv_status iapv_api_token(const iapv_signer *s, int64_t now_ms, iapv_result **o
 iapv_status iapv_api_request(const iapv_signer *s, const char *call_json, size_t len, int64_t now_ms,
                              iapv_result **out, iapv_error *err);
 
+/* Signs what an app asks its server for, with the signer's key (docs: offer signatures).
+ * request_json: {"kind": "promotional_offer_v1" | "promotional_offer" |
+ * "introductory_offer_eligibility" | "advanced_commerce_request", "nonce": "<a UUID you made for
+ * this request>", and the kind's fields: product_id, offer_identifier, app_account_token (V1),
+ * transaction_id, allow_introductory_offer, request (the Advanced Commerce request JSON as text)}.
+ * now_ms is the signing time (V1 timestamp; V2 iat). The result is {"kind", "key_id", "nonce",
+ * "timestamp_ms", "signature" (V1, base64 DER) , "jws" (V2)}; its verdict is "signature".
+ * A missing or bad field is IAPV_E_INVALID_ARGUMENT. Thread-safe. */
+iapv_status iapv_sign(const iapv_signer *s, const char *request_json, size_t len, int64_t now_ms,
+                      iapv_result **out, iapv_error *err);
+
 /* Interprets an App Store Server API answer. options_json must say which call it answers and how:
  * {"endpoint": "transaction_history", "environment": "production", "http_status": 200,
  *  "retry_after": "<header text>", "attempt": N} (plus delivered_transaction_ids, orders and

@@ -288,6 +288,19 @@ public func iapv_api_request(_ s: OpaquePointer?, _ call: UnsafePointer<CChar>?,
     return built(out, err, verdict: "request") { () throws(IAPVFailure) in try signer.apiRequest(bytes, nowMs: nowMs).resultJSON() }
 }
 
+@_cdecl("iapv_sign")
+public func iapv_sign(_ s: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ len: Int, _ nowMs: Int64,
+                      _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                      _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let signer = signer(s) else { return fail(err, IAPVFailure(.invalidArgument, "signer must not be NULL")) }
+    guard let bytes = buffer(request, len), len > 0 else {
+        return fail(err, IAPVFailure(.invalidArgument, "request_json must not be NULL or empty"))
+    }
+    return built(out, err, verdict: "signature") { () throws(IAPVFailure) in try signer.sign(bytes, nowMs: nowMs).resultJSON() }
+}
+
 // MARK: - Results
 
 @_cdecl("iapv_result_verdict")

@@ -22,6 +22,7 @@ private func exportsMatchTheHeader() {
     sameType(CIAPVerifyHeader.iapv_signer_free, IAPVerifyC.iapv_signer_free)
     sameType(CIAPVerifyHeader.iapv_api_token, IAPVerifyC.iapv_api_token)
     sameType(CIAPVerifyHeader.iapv_api_request, IAPVerifyC.iapv_api_request)
+    sameType(CIAPVerifyHeader.iapv_sign, IAPVerifyC.iapv_sign)
     sameType(CIAPVerifyHeader.iapv_interpret_api_response, IAPVerifyC.iapv_interpret_api_response)
     sameType(CIAPVerifyHeader.iapv_result_verdict, IAPVerifyC.iapv_result_verdict)
     sameType(CIAPVerifyHeader.iapv_result_is_valid, IAPVerifyC.iapv_result_is_valid)

@@ -311,6 +311,37 @@ struct APIRequestCommand: ParsableCommand {
     }
 }
 
+struct SignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign", abstract: "Sign a promotional offer (V1 or V2), an introductory offer eligibility or an Advanced Commerce request.",
+        discussion: "REQUEST.json: {\"kind\": ..., \"nonce\": \"<UUID>\", ...}. Manual: docs/offer-signatures.md.")
+
+    @Argument(help: "Signature request JSON file, or - for stdin.")
+    var file: String
+
+    @Option(name: .long, help: "Signer JSON file: private_key_pem, key_id, issuer_id, bundle_id.")
+    var signer: String
+
+    @Option(name: .long, help: "Signing time: Unix milliseconds or RFC 3339 (default: the system clock).")
+    var now: String?
+
+    @Flag(name: .long, help: "Indent the result JSON.")
+    var pretty = false
+
+    func run() throws {
+        let request = try IO.read(file)
+        let config = try IO.read(signer)
+        let nowMs = try VerifierOptions.parseNow(now)
+        do {
+            let s = try config.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
+            let signed = try request.withUnsafeBytes { raw throws(IAPVFailure) in try s.sign(raw, nowMs: nowMs) }
+            IO.printJSON(signed.resultJSON(), pretty: pretty)
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+    }
+}
+
 struct APIResponseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "api-response", abstract: "Interpret an App Store Server API answer: next action, verified transactions, entitlements.",
@@ -365,7 +396,7 @@ struct IAPVerifyCommand: ParsableCommand {
             """,
         version: IAPV_VERSION_STRING,  // the header's, which c-test holds to VERSION
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self,
-                      APIRequestCommand.self, APIResponseCommand.self, InspectCommand.self])
+                      APIRequestCommand.self, APIResponseCommand.self, SignCommand.self, InspectCommand.self])
 }
 
 /// Runs the command with the exit codes of docs/cli.md (ArgumentParser's own usage code 64 becomes 2).

@@ -1,0 +1,144 @@
+// Signatures an app asks its server for, made with the developer's key (the Signer): the
+// promotional offer signature of StoreKit 1 / early StoreKit 2 (V1: ECDSA over Apple's
+// U+2063-joined string, base64 DER) and the JWS that sign App Store requests (V2: promotional
+// offers, introductory offer eligibility, Advanced Commerce in-app requests). The host passes the
+// nonce and the time; nothing here is random or reads a clock.
+
+public enum SignatureKind: String, CaseIterable, Sendable {
+    case promotionalOfferV1 = "promotional_offer_v1"
+    case promotionalOffer = "promotional_offer"
+    case introductoryOfferEligibility = "introductory_offer_eligibility"
+    case advancedCommerceRequest = "advanced_commerce_request"
+
+    /// The `aud` of the V2 JWS.
+    var audience: String? {
+        switch self {
+        case .promotionalOfferV1: return nil
+        case .promotionalOffer: return "promotional-offer"
+        case .introductoryOfferEligibility: return "introductory-offer-eligibility"
+        case .advancedCommerceRequest: return "advanced-commerce-api"
+        }
+    }
+}
+
+public struct OfferSignature: Sendable {
+    public var kind: SignatureKind
+    public var keyID: String
+    public var nonce: String
+    public var timestampMs: Int64
+    /// V1: base64 of the DER ECDSA signature.
+    public var signature: String?
+    /// V2: the compact JWS.
+    public var jws: String?
+
+    public func resultJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 512 + (jws?.utf8.count ?? 0))
+        w.beginObject()
+        w.field("kind", kind.rawValue)
+        w.field("key_id", keyID)
+        w.field("nonce", nonce)
+        w.field("timestamp_ms", timestampMs)
+        w.field("signature", signature)
+        w.field("jws", jws)
+        w.endObject()
+        return w.bytes
+    }
+}
+
+extension Signer {
+    /// Signs what `request` describes: {"kind": ..., "nonce": "<UUID>", and the kind's fields}.
+    public func sign(_ request: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> OfferSignature {
+        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        guard request.count <= 64 * 1024 else { throw .argument("the signature request is \(request.count) bytes; at most 65536") }
+        let doc = try JSONDocument(bytes: request, what: "signature request", status: .invalidArgument)
+        guard let members = doc.root.members else { throw .argument("signature request: expected a JSON object, got \(doc.root.typeName)") }
+        var fields: [String: JSONValue] = [:]
+        for (k, v) in members { fields[k] = v }
+        guard let kindText = fields["kind"]?.string else {
+            throw .argument("signature request needs \"kind\": one of " + SignatureKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard let kind = SignatureKind(rawValue: kindText) else {
+            throw .argument("signature request kind \"\(kindText)\" is unknown; expected one of " + SignatureKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        let allowed: Set<String>
+        switch kind {
+        case .promotionalOfferV1: allowed = ["kind", "nonce", "product_id", "offer_identifier", "app_account_token"]
+        case .promotionalOffer: allowed = ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
+        case .introductoryOfferEligibility: allowed = ["kind", "nonce", "product_id", "allow_introductory_offer", "transaction_id"]
+        case .advancedCommerceRequest: allowed = ["kind", "nonce", "request"]
+        }
+        for key in fields.keys where !allowed.contains(key) {
+            throw .argument("signature request: \"\(key)\" does not apply to \(kind.rawValue) (expected \(allowed.sorted().joined(separator: ", ")))")
+        }
+        func text(_ key: String, required: Bool = true) throws(IAPVFailure) -> String? {
+            guard let v = fields[key], !v.isNull else {
+                if required { throw .argument("\(kind.rawValue) needs \"\(key)\"") }
+                return nil
+            }
+            guard let s = v.string, s.utf8.count <= 512, !s.utf8.contains(where: { $0 < 0x20 }) else {
+                throw .argument("signature request \"\(key)\" must be a string of at most 512 characters without control characters")
+            }
+            guard required == false || !s.isEmpty else { throw .argument("\(kind.rawValue) needs a non-empty \"\(key)\"") }
+            return s
+        }
+        // The nonce: a UUID, sent lowercase as Apple requires.
+        guard let rawNonce = try text("nonce"), APIURL.isUUID(rawNonce) else {
+            throw .argument("\(kind.rawValue) needs \"nonce\": a UUID the server made for this one request")
+        }
+        let nonce = rawNonce.lowercased()
+
+        switch kind {
+        case .promotionalOfferV1:
+            let product = try text("product_id")!
+            let offer = try text("offer_identifier")!
+            let account = (try text("app_account_token", required: false) ?? "").lowercased()
+            let separator = "\u{2063}"
+            let message = [bundleID, keyID, product, offer, account, nonce, String(nowMs)].joined(separator: separator)
+            guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
+            return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: nowMs, signature: Base64.encode(der), jws: nil)
+        case .promotionalOffer, .introductoryOfferEligibility, .advancedCommerceRequest:
+            var h = JSONWriter(capacity: 64)
+            h.beginObject()
+            h.field("alg", "ES256")
+            h.field("kid", keyID)
+            h.field("typ", "JWT")
+            h.endObject()
+            var p = JSONWriter(capacity: 512)
+            p.beginObject()
+            p.field("iss", issuerID)
+            p.field("iat", nowMs / 1000)
+            p.field("aud", kind.audience)
+            p.field("bid", bundleID)
+            p.field("nonce", nonce)
+            // No exp: Apple refuses these tokens when they carry one and times them from iat.
+            switch kind {
+            case .promotionalOffer:
+                p.field("productId", try text("product_id"))
+                p.field("offerIdentifier", try text("offer_identifier"))
+                if let t = try text("transaction_id", required: false) { p.field("transactionId", t) }
+            case .introductoryOfferEligibility:
+                p.field("productId", try text("product_id"))
+                guard let allow = fields["allow_introductory_offer"]?.bool else {
+                    throw .argument("introductory_offer_eligibility needs \"allow_introductory_offer\": true or false")
+                }
+                p.field("allowIntroductoryOffer", allow)
+                p.field("transactionId", try text("transaction_id"))
+            case .advancedCommerceRequest:
+                guard let body = fields["request"]?.string, !body.isEmpty, body.utf8.count <= 32 * 1024 else {
+                    throw .argument("advanced_commerce_request needs \"request\": the request JSON as text (it is signed byte for byte)")
+                }
+                let bytes = Array(body.utf8)
+                let parsed = bytes.withUnsafeBytes { JSONDocument.parse($0, what: "request", status: .invalidArgument) }
+                guard case .success(let d) = parsed, d.root.kind == .object else {
+                    throw .argument("advanced_commerce_request \"request\" must be the text of a JSON object")
+                }
+                p.field("request", Base64.encode(bytes))
+            case .promotionalOfferV1:
+                break
+            }
+            p.endObject()
+            let jws = try compactJWS(header: h.bytes, payload: p.bytes)
+            return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: (nowMs / 1000) * 1000, signature: nil, jws: jws)
+        }
+    }
+}
