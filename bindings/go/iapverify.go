@@ -93,7 +93,7 @@ type Options struct {
 	DeliveredTransactionIDs []string      `json:"delivered_transaction_ids,omitempty"`
 	Orders                  []Order       `json:"orders,omitempty"`
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`
-	LastSignedDateMs        int64         `json:"last_signed_date_ms,omitempty"`      // JWS notifications
+	LastSignedDateMs        int64         `json:"last_signed_date_ms,omitempty"`     // JWS notifications
 	SeenNotificationUUIDs   []string      `json:"seen_notification_uuids,omitempty"` // JWS notifications
 }
 

@@ -23,6 +23,30 @@ type Result struct {
 	JSON            []byte          `json:"-"`
 }
 
+// JWSNotification is the "notification" member of a JWS result, as Result.JWSNotification reads it.
+type JWSNotification struct {
+	NotificationType string       `json:"notification_type"`
+	Subtype          *string      `json:"subtype"`
+	NotificationUUID *string      `json:"notification_uuid"`
+	SignedDateMs     *int64       `json:"signed_date_ms"`
+	Effect           string       `json:"effect"` // e.g. "renewed", "refunded"; "unknown" for a type this library does not know
+	Action           string       `json:"action"` // apply, ignore_duplicate, ignore_stale, send_consumption_info, record_only, reject
+	Transaction      *Transaction `json:"transaction"`
+	RenewalInfo      *RenewalInfo `json:"renewal_info"`
+}
+
+// JWSNotification decodes the result's notification; nil when the token was not a notification.
+func (r *Result) JWSNotification() (*JWSNotification, error) {
+	if len(r.Notification) == 0 || string(r.Notification) == "null" {
+		return nil, nil
+	}
+	var n JWSNotification
+	if err := json.Unmarshal(r.Notification, &n); err != nil {
+		return nil, &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: "notification JSON: " + err.Error()}
+	}
+	return &n, nil
+}
+
 // Entitlement says whether one entitlement is active now, and why.
 type Entitlement struct {
 	ID                    string   `json:"id"`
@@ -37,6 +61,9 @@ type Entitlement struct {
 	Period                *string  `json:"period"`
 	Ownership             *string  `json:"ownership"`
 	ExpirationReason      *string  `json:"expiration_reason"`
+	CancellationReason    *string  `json:"cancellation_reason,omitempty"` // a revoked purchase: Apple's reason ("0", "1")
+	PriceIncrease         *string  `json:"price_increase"`                // "pending", "accepted" or nil
+	RevocationType        *string  `json:"revocation_type,omitempty"`     // a revoked purchase: e.g. "REFUND_PRORATED"
 	Reason                string   `json:"reason"`
 	Evidence              Evidence `json:"evidence"`
 }

@@ -190,6 +190,69 @@ func (s *Signer) request(callJSON []byte, nowMs int64) ([]byte, error) {
 	return text, nil
 }
 
+// OfferSignature is what Sign made: Signature (V1, base64 DER) or JWS (V2), never both.
+// Nonce is the request's UUID in lower case; TimestampMs the signing time (for V2, the iat
+// second in milliseconds). Raw keeps the library's result document.
+type OfferSignature struct {
+	Kind        string `json:"kind"`
+	KeyID       string `json:"key_id"`
+	Nonce       string `json:"nonce"`
+	TimestampMs int64  `json:"timestamp_ms"`
+	Signature   string `json:"signature"` // promotional_offer_v1
+	JWS         string `json:"jws"`       // promotional_offer, introductory_offer_eligibility, advanced_commerce_request
+	Raw         []byte `json:"-"`
+}
+
+// Sign signs what an app asks its server for, at now (the V1 timestamp, the V2 iat):
+//
+//	{"kind": "promotional_offer_v1" | "promotional_offer" | "introductory_offer_eligibility" |
+//	 "advanced_commerce_request", "nonce": "<a UUID made for this request>", ...the kind's fields}
+//
+// request may be JSON text ([]byte, json.RawMessage or string) or any value encoding/json
+// marshals to such an object. A missing, bad or foreign field matches ErrInvalidArgument and the
+// message names it.
+func (s *Signer) Sign(request any, now time.Time) (OfferSignature, error) {
+	var reqJSON []byte
+	switch c := request.(type) {
+	case []byte:
+		reqJSON = c
+	case json.RawMessage:
+		reqJSON = c
+	case string:
+		reqJSON = []byte(c)
+	case nil:
+		return OfferSignature{}, invalid("the request is nil; pass {\"kind\": ..., \"nonce\": ...}")
+	default:
+		var err error
+		if reqJSON, err = json.Marshal(c); err != nil {
+			return OfferSignature{}, invalid("the request cannot be encoded as JSON: " + err.Error())
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return OfferSignature{}, invalid("the signer is closed")
+	}
+	var ptr *C.char
+	if len(reqJSON) > 0 {
+		ptr = (*C.char)(unsafe.Pointer(&reqJSON[0])) // read during the call only (cgo rules)
+	}
+	var out *C.iapv_result
+	var e C.iapv_error
+	status := C.iapv_sign(s.h, ptr, C.size_t(len(reqJSON)), C.int64_t(now.UnixMilli()), &out, &e)
+	runtime.KeepAlive(reqJSON)
+	if status != 0 {
+		return OfferSignature{}, statusError(status, &e)
+	}
+	text, _ := takeResult(out)
+	var sig OfferSignature
+	if err := json.Unmarshal(text, &sig); err != nil || sig.Kind == "" {
+		return OfferSignature{}, internal("signature result JSON: " + string(text))
+	}
+	sig.Raw = text
+	return sig, nil
+}
+
 // APIResponseOptions say which call an App Store Server API answer belongs to and how it came.
 type APIResponseOptions struct {
 	Endpoint    string // the call's endpoint, e.g. "transaction_history" (required)
@@ -291,7 +354,10 @@ type APINextPage struct {
 	PaginationToken string `json:"pagination_token,omitempty"` // as call "pagination_token"
 }
 
-// Transaction is one verified transaction, in the library's names.
+// Transaction is one verified transaction, in the library's names. The fields after
+// SubscriptionGroupIdentifier come from StoreKit 2 and are nil when Apple did not send them.
+// Prices are in milliunits of Currency (9990 is 9.99); RevocationPercentage in milliunits of a
+// percent (83333 is 83.333 %).
 type Transaction struct {
 	TransactionID               string  `json:"transaction_id"`
 	OriginalTransactionID       *string `json:"original_transaction_id"`
@@ -301,7 +367,7 @@ type Transaction struct {
 	OriginalPurchaseDateMs      *int64  `json:"original_purchase_date_ms"`
 	ExpiresDateMs               *int64  `json:"expires_date_ms"`
 	CancellationDateMs          *int64  `json:"cancellation_date_ms"`
-	CancellationReason          *int64  `json:"cancellation_reason"`
+	CancellationReason          *string `json:"cancellation_reason"` // "0" or "1", as Apple sends it
 	WebOrderLineItemID          *string `json:"web_order_line_item_id"`
 	IsTrialPeriod               *bool   `json:"is_trial_period"`
 	IsInIntroOfferPeriod        *bool   `json:"is_in_intro_offer_period"`
@@ -309,24 +375,78 @@ type Transaction struct {
 	PromotionalOfferID          *string `json:"promotional_offer_id"`
 	InAppOwnershipType          *string `json:"in_app_ownership_type"`
 	SubscriptionGroupIdentifier *string `json:"subscription_group_identifier"`
+
+	SignedDateMs         *int64                 `json:"signed_date_ms,omitempty"`
+	RevocationType       *string                `json:"revocation_type,omitempty"`       // REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE, ASSIGNMENT_REVOKE
+	RevocationPercentage *int64                 `json:"revocation_percentage,omitempty"` // milliunits of a percent
+	OfferType            *int64                 `json:"offer_type,omitempty"`
+	OfferDiscountType    *string                `json:"offer_discount_type,omitempty"`
+	OfferPeriod          *string                `json:"offer_period,omitempty"` // ISO 8601 duration, e.g. "P1M"
+	Price                *int64                 `json:"price,omitempty"`        // milliunits of Currency
+	Currency             *string                `json:"currency,omitempty"`
+	Storefront           *string                `json:"storefront,omitempty"`
+	StorefrontID         *string                `json:"storefront_id,omitempty"`
+	AppAccountToken      *string                `json:"app_account_token,omitempty"`
+	AppTransactionID     *string                `json:"app_transaction_id,omitempty"`
+	TransactionReason    *string                `json:"transaction_reason,omitempty"` // PURCHASE or RENEWAL
+	Type                 *string                `json:"type,omitempty"`               // Apple's product type text
+	Environment          *string                `json:"environment,omitempty"`
+	BillingPlanType      *string                `json:"billing_plan_type,omitempty"`
+	Commitment           *TransactionCommitment `json:"commitment,omitempty"`
 }
 
-// RenewalInfo is one verified subscription renewal info, in the library's names.
+// TransactionCommitment is the commitment part of a transaction (a billing plan with a term).
+type TransactionCommitment struct {
+	BillingPeriodNumber     *int64 `json:"billing_period_number,omitempty"`
+	TotalBillingPeriods     *int64 `json:"total_billing_periods,omitempty"`
+	CommitmentExpiresDateMs *int64 `json:"commitment_expires_date_ms,omitempty"`
+	CommitmentPrice         *int64 `json:"commitment_price,omitempty"` // milliunits
+}
+
+// RenewalInfo is one verified subscription renewal info, in the library's names. The fields after
+// PriceIncreaseStatus come from StoreKit 2 and are nil when Apple did not send them.
 type RenewalInfo struct {
 	OriginalTransactionID    string  `json:"original_transaction_id"`
 	ProductID                *string `json:"product_id"`
 	AutoRenewProductID       *string `json:"auto_renew_product_id"`
-	AutoRenewStatus          *int64  `json:"auto_renew_status"`
+	AutoRenewStatus          *bool   `json:"auto_renew_status"`
 	ExpirationIntent         *int64  `json:"expiration_intent"`
 	IsInBillingRetryPeriod   *bool   `json:"is_in_billing_retry_period"`
 	GracePeriodExpiresDateMs *int64  `json:"grace_period_expires_date_ms"`
-	PriceConsentStatus       *int64  `json:"price_consent_status"`
+	PriceConsentStatus       *string `json:"price_consent_status"`            // /verifyReceipt's "0" or "1"
+	PriceIncreaseStatus      *int64  `json:"price_increase_status,omitempty"` // StoreKit 2: 0 pending, 1 accepted
+
+	SignedDateMs                  *int64             `json:"signed_date_ms,omitempty"`
+	RenewalPrice                  *int64             `json:"renewal_price,omitempty"` // milliunits of Currency
+	Currency                      *string            `json:"currency,omitempty"`
+	OfferType                     *int64             `json:"offer_type,omitempty"`
+	OfferIdentifier               *string            `json:"offer_identifier,omitempty"`
+	OfferDiscountType             *string            `json:"offer_discount_type,omitempty"`
+	OfferPeriod                   *string            `json:"offer_period,omitempty"`
+	RenewalDateMs                 *int64             `json:"renewal_date_ms,omitempty"`
+	RecentSubscriptionStartDateMs *int64             `json:"recent_subscription_start_date_ms,omitempty"`
+	EligibleWinBackOfferIDs       []string           `json:"eligible_win_back_offer_ids,omitempty"`
+	AppAccountToken               *string            `json:"app_account_token,omitempty"`
+	AppTransactionID              *string            `json:"app_transaction_id,omitempty"`
+	Environment                   *string            `json:"environment,omitempty"`
+	RenewalBillingPlanType        *string            `json:"renewal_billing_plan_type,omitempty"`
+	Commitment                    *RenewalCommitment `json:"commitment,omitempty"`
+}
+
+// RenewalCommitment is the commitment part of a renewal info.
+type RenewalCommitment struct {
+	AutoRenewProductID     *string `json:"auto_renew_product_id,omitempty"`
+	AutoRenewStatus        *bool   `json:"auto_renew_status,omitempty"`
+	RenewalBillingPlanType *string `json:"renewal_billing_plan_type,omitempty"`
+	RenewalDateMs          *int64  `json:"renewal_date_ms,omitempty"`
+	RenewalPrice           *int64  `json:"renewal_price,omitempty"` // milliunits
 }
 
 // APINotification summarises one verified notification (notification history, test status).
 type APINotification struct {
 	NotificationType string  `json:"notification_type"`
 	Subtype          *string `json:"subtype"`
+	Effect           string  `json:"effect"` // what the type and subtype do to access; "unknown" when new
 	NotificationUUID *string `json:"notification_uuid"`
 	SignedDateMs     *int64  `json:"signed_date_ms"`
 }

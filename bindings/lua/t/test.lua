@@ -261,9 +261,64 @@ do
     refused("closed verifier interpret_api_response", "the verifier is closed", api.interpret_api_response, api, "{}",
             { endpoint = "transaction_info", http_status = 401 }, now)
 
+    -- Offer signatures: the result's shape and claims here; the signatures themselves are checked
+    -- with openssl when it is installed (Python and Go check them with their own crypto too).
+    local nonce = "0F6E6A3C-1C2B-4D7A-9E8F-123456789ABC"
+    local sig = assert(signer:sign({ kind = "promotional_offer_v1", nonce = nonce, product_id = "pro.monthly",
+                                     offer_identifier = "WINBACK1" }, now))
+    check(sig.kind == "promotional_offer_v1" and sig.key_id == "FAKEKEY123" and sig.nonce == nonce:lower()
+          and sig.timestamp_ms == now and sig.jws == nil and type(sig.signature) == "string", "sign V1 result")
+    local function std_b64_decode(text)
+        return b64url_decode((text:gsub("=", ""):gsub("%+", "-"):gsub("/", "_")))
+    end
+    if os.execute("openssl version >/dev/null 2>&1") == 0 or os.execute("openssl version >/dev/null 2>&1") == true then
+        local message = table.concat({ "com.example.fake", "FAKEKEY123", "pro.monthly", "WINBACK1", "", nonce:lower(),
+                                       tostring(now) }, "\226\129\163")   -- U+2063 in UTF-8
+        local dir = os.tmpname()
+        local function write(path, data) local f = assert(io.open(path, "wb")); f:write(data); f:close() end
+        write(dir .. ".msg", message)
+        write(dir .. ".sig", std_b64_decode(sig.signature))
+        local cmd = "openssl dgst -sha256 -verify " .. fake .. "developer.pub.pem -signature " .. dir .. ".sig "
+            .. dir .. ".msg >/dev/null 2>&1"
+        local rc = os.execute(cmd)
+        check(rc == 0 or rc == true, "openssl verifies the V1 signature over the U+2063-joined string")
+        write(dir .. ".msg", message .. "0")
+        rc = os.execute(cmd)
+        check(not (rc == 0 or rc == true), "openssl refuses the V1 signature over another message")
+        os.remove(dir .. ".msg"); os.remove(dir .. ".sig"); os.remove(dir)
+    end
+    sig = assert(signer:sign('{"kind":"introductory_offer_eligibility","nonce":"' .. nonce .. '","product_id":"p",'
+        .. '"allow_introductory_offer":true,"transaction_id":"42"}', now))
+    check(sig.signature == nil and sig.timestamp_ms == 1700000000000, "sign V2 result")
+    local jh, jp = sig.jws:match("^([%w_-]+)%.([%w_-]+)%.[%w_-]+$")
+    local jheader, jclaims = cjson.decode(b64url_decode(jh)), cjson.decode(b64url_decode(jp))
+    check(jheader.alg == "ES256" and jheader.kid == "FAKEKEY123" and jheader.typ == "JWT", "offer JWS header")
+    check(jclaims.aud == "introductory-offer-eligibility" and jclaims.iat == 1700000000 and jclaims.exp == nil
+          and jclaims.allowIntroductoryOffer == true and jclaims.transactionId == "42" and jclaims.nonce == nonce:lower()
+          and jclaims.bid == "com.example.fake", "offer JWS claims")
+    local text = '{"operation":"CREATE_SUBSCRIPTION"}'
+    sig = assert(signer:sign({ kind = "advanced_commerce_request", nonce = nonce, request = text }, now))
+    jp = sig.jws:match("^[%w_-]+%.([%w_-]+)%.")
+    jclaims = cjson.decode(b64url_decode(jp))
+    check(jclaims.aud == "advanced-commerce-api" and std_b64_decode(jclaims.request) == text, "advanced commerce request claim")
+    local v1 = '"kind":"promotional_offer_v1","product_id":"p","offer_identifier":"o"'
+    refused("sign without a nonce", "nonce", signer.sign, signer, "{" .. v1 .. "}", now)
+    refused("sign with a bad nonce", "UUID", signer.sign, signer, '{' .. v1 .. ',"nonce":"abc"}', now)
+    refused("sign an unknown kind", "unknown", signer.sign, signer, { kind = "coupon", nonce = nonce }, now)
+    refused("sign with a field of another kind", "does not apply", signer.sign, signer,
+            '{' .. v1 .. ',"nonce":"' .. nonce .. '","transaction_id":"1"}', now)
+    refused("sign allow_introductory_offer not boolean", "true or false", signer.sign, signer,
+            { kind = "introductory_offer_eligibility", nonce = nonce, product_id = "p", transaction_id = "1",
+              allow_introductory_offer = "yes" }, now)
+    refused("sign a request that is not JSON", "JSON", signer.sign, signer,
+            { kind = "advanced_commerce_request", nonce = nonce, request = "nope" }, now)
+    refused("sign without a request", "request must be a table or JSON text", signer.sign, signer, nil, now)
+    refused("sign without now_ms", "now_ms is required", signer.sign, signer, "{}")
+
     check(signer:close() == true and signer:close() == true, "close the signer twice")
     refused("closed signer api_request", "the signer is closed", signer.api_request, signer, { endpoint = "test_notification" }, now)
     refused("closed signer token", "the signer is closed", signer.token, signer, now)
+    refused("closed signer sign", "the signer is closed", signer.sign, signer, { kind = "promotional_offer_v1" }, now)
     refused("signer close with a dot", "call methods with a colon", signer.close)
 end
 

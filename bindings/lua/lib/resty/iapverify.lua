@@ -44,6 +44,7 @@ iapv_status iapv_signer_new(const char *config_json, size_t config_len, iapv_sig
 void iapv_signer_free(iapv_signer *s);
 iapv_status iapv_api_token(const iapv_signer *s, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_api_request(const iapv_signer *s, const char *call_json, size_t len, int64_t now_ms, iapv_result **out, iapv_error *err);
+iapv_status iapv_sign(const iapv_signer *s, const char *request_json, size_t len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_interpret_api_response(const iapv_verifier *v, const uint8_t *body, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 const char *iapv_result_verdict(const iapv_result *r);
 int iapv_result_is_valid(const iapv_result *r);
@@ -315,6 +316,32 @@ function signer_methods:api_request(call_desc, now_ms)
     if not req then return nil, err end
     if req.body == cjson.null then req.body = nil end
     return req
+end
+
+--- Signs what an app asks its server for (a table or JSON text): { kind = "promotional_offer_v1"
+--- | "promotional_offer" | "introductory_offer_eligibility" | "advanced_commerce_request",
+--- nonce = "<a UUID made for this request>", ...the kind's fields }, at now_ms (the V1 timestamp,
+--- the V2 iat). Returns { kind, key_id, nonce, timestamp_ms, signature = base64 DER (V1) or nil,
+--- jws = compact JWS (V2) or nil }, or nil and an error (IAPV_E_INVALID_ARGUMENT names the field).
+function signer_methods:sign(request, now_ms)
+    local handle, err = signer_handle(self, "sign")
+    if not handle then return nil, err end
+    local json
+    json, err = encode(request, "request")
+    if not json then return nil, err end
+    local now
+    now, err = int64(now_ms, "now_ms")
+    if not now then return nil, err end
+    local out = ffi.new("iapv_result *[1]")
+    local e = ffi.new("iapv_error")
+    local status = lib.iapv_sign(handle, json, #json, now, out, e)
+    if status ~= 0 then return failure(status, e) end
+    local sig
+    sig, err = take(out[0])
+    if not sig then return nil, err end
+    if sig.signature == cjson.null then sig.signature = nil end
+    if sig.jws == cjson.null then sig.jws = nil end
+    return sig
 end
 
 --- Frees the signer now instead of at garbage collection; closing again is fine.

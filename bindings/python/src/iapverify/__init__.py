@@ -22,11 +22,11 @@ from typing import Any, Callable, Mapping, Optional, Union
 from . import _native
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
-from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OrderMatch, Purchase,
-                      ResponseResult, Result, parse, parse_request, parse_token)
+from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
+                      OrderMatch, Purchase, ResponseResult, Result, parse, parse_request, parse_signature, parse_token)
 
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
-           "Signer", "APIToken", "APIRequest", "APIResult",
+           "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "library_version", "now_ms"]
 
@@ -336,6 +336,19 @@ class Signer(_Handle):
         fn = _library().iapv_api_request
         text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
         return parse_request(text)
+
+    def sign(self, request: JSONish, now_ms: Optional[int] = None) -> OfferSignature:
+        """Signs what an app asks its server for: ``{"kind": "promotional_offer_v1" |
+        "promotional_offer" | "introductory_offer_eligibility" | "advanced_commerce_request",
+        "nonce": "<a UUID made for this request>", ...the kind's fields}``, as a mapping or JSON
+        text. ``now_ms`` (default: this host's clock) is the V1 timestamp or the V2 ``iat``.
+        A missing, bad or foreign field is an ``InvalidArgumentError`` that names it."""
+        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        data = _json_bytes(request, "request")
+        assert data is not None
+        fn = _library().iapv_sign
+        text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
+        return parse_signature(text)
 
 
 _now = now_ms

@@ -23,6 +23,9 @@ class Entitlement:
     expiration_reason: Optional[str]
     reason: str
     evidence: dict
+    price_increase: Optional[str] = None       # "pending", "accepted" or None
+    revocation_type: Optional[str] = None      # only when revoked, e.g. "REFUND_PRORATED"
+    cancellation_reason: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: dict) -> "Entitlement":
@@ -116,6 +119,17 @@ class JWSResult(Result):
     notification: Optional[dict] = None
     signed_date_ms: Optional[int] = None
 
+    @property
+    def effect(self) -> Optional[str]:
+        """The notification's ``effect`` (what its type and subtype do to access), or None."""
+        return (self.notification or {}).get("effect")
+
+    @property
+    def action(self) -> Optional[str]:
+        """The notification's ``action`` (apply, ignore_duplicate, ignore_stale, send_consumption_info,
+        record_only, reject), or None when the token is not a notification."""
+        return (self.notification or {}).get("action")
+
 
 @dataclass(frozen=True)
 class APIResult(Result):
@@ -196,6 +210,30 @@ class APIRequest:
     def to_urllib(self) -> urllib.request.Request:
         """A ``urllib.request.Request`` carrying this method, URL, headers and body."""
         return urllib.request.Request(self.url, data=self.body, headers=dict(self.headers), method=self.method)
+
+
+@dataclass(frozen=True)
+class OfferSignature:
+    """What ``Signer.sign`` made: ``signature`` (V1, base64 DER) or ``jws`` (V2), never both.
+
+    ``nonce`` is the request's UUID in lower case; ``timestamp_ms`` the signing time (for V2, the
+    ``iat`` second in milliseconds). Give the app the signature or JWS with the key id, nonce and
+    timestamp it needs.
+    """
+
+    kind: str
+    key_id: str
+    nonce: str
+    timestamp_ms: int
+    signature: Optional[str]
+    jws: Optional[str]
+    raw: dict = field(repr=False)
+
+
+def parse_signature(text: str) -> OfferSignature:
+    d = _json.loads(text)
+    return OfferSignature(kind=d["kind"], key_id=d["key_id"], nonce=d["nonce"], timestamp_ms=d["timestamp_ms"],
+                          signature=d.get("signature"), jws=d.get("jws"), raw=d)
 
 
 def parse_token(text: str) -> APIToken:
