@@ -144,5 +144,39 @@ python3 -c 'import json; print(json.dumps({"delivered_transaction_ids": [str(i) 
 expect 2 "options over max_input_bytes" -- $BIN receipt "$R" --config "$TMP/small-options.json" --options "$TMP/big-options.json" --now 1893456000000
 has 'IAPV_E_TOO_LARGE' err
 
+# Offer signatures (docs/offer-signatures.md): every kind signs; a bad request is exit 2 with a message.
+SIGNER=Tests/shared/fakeapple/signer.json
+NONCE=0F6E6A3C-1C2B-4D7A-9E8F-123456789ABC
+echo "{\"kind\":\"promotional_offer_v1\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.monthly\",\"offer_identifier\":\"WINBACK1\"}" > "$TMP/v1.json"
+echo "{\"kind\":\"promotional_offer\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.yearly\",\"offer_identifier\":\"SAVE20\",\"transaction_id\":\"2000000123\"}" > "$TMP/promo.json"
+echo "{\"kind\":\"introductory_offer_eligibility\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.monthly\",\"allow_introductory_offer\":false,\"transaction_id\":\"2000000456\"}" > "$TMP/intro.json"
+echo "{\"kind\":\"advanced_commerce_request\",\"nonce\":\"$NONCE\",\"request\":\"{\\\"operation\\\":\\\"CREATE_SUBSCRIPTION\\\"}\"}" > "$TMP/commerce.json"
+expect 0 "sign promotional_offer_v1" -- $BIN sign "$TMP/v1.json" --signer "$SIGNER" --now 1700000000123
+has '"kind":"promotional_offer_v1"' out
+has '"key_id":"FAKEKEY123"' out
+has '"nonce":"0f6e6a3c-1c2b-4d7a-9e8f-123456789abc"' out
+has '"timestamp_ms":1700000000123' out
+has '"signature":"[A-Za-z0-9+/]*=*"' out
+has '"jws":null' out
+for kind in promo intro commerce; do
+  expect 0 "sign $kind" -- $BIN sign "$TMP/$kind.json" --signer "$SIGNER" --now 1700000000123
+  has '"timestamp_ms":1700000000000' out
+  has '"signature":null' out
+  has '"jws":"[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*"' out
+done
+expect 0 "sign from stdin, pretty" -- sh -c "$BIN sign - --signer $SIGNER --now 1700000000123 --pretty < '$TMP/v1.json'"
+has '^  "kind": "promotional_offer_v1"' out
+echo '{"kind":"promotional_offer_v1","product_id":"p","offer_identifier":"o"}' > "$TMP/no-nonce.json"
+expect 2 "sign without a nonce" -- $BIN sign "$TMP/no-nonce.json" --signer "$SIGNER" --now 1700000000123
+has 'nonce' err
+echo "{\"kind\":\"coupon\",\"nonce\":\"$NONCE\"}" > "$TMP/bad-kind.json"
+expect 2 "sign an unknown kind" -- $BIN sign "$TMP/bad-kind.json" --signer "$SIGNER" --now 1700000000123
+has 'unknown' err
+echo "{\"kind\":\"advanced_commerce_request\",\"nonce\":\"$NONCE\",\"request\":\"not json\"}" > "$TMP/bad-request.json"
+expect 2 "sign a request that is not JSON" -- $BIN sign "$TMP/bad-request.json" --signer "$SIGNER" --now 1700000000123
+has 'JSON' err
+expect 2 "sign without --signer" -- $BIN sign "$TMP/v1.json" --now 1700000000123
+if grep -q 'PRIVATE KEY' "$TMP/out" "$TMP/err"; then echo "FAIL: the private key was printed"; failures=$((failures + 1)); fi
+
 if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi
 echo "cli-test: OK"
