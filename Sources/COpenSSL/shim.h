@@ -1,12 +1,15 @@
 /* OpenSSL for Swift: headers the core uses, plus inline wrappers for function-like macros. */
 #ifndef IAPV_COPENSSL_SHIM_H
 #define IAPV_COPENSSL_SHIM_H
+#include <stdlib.h>
+#include <string.h>
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
+#include <openssl/ocsp.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
@@ -22,6 +25,21 @@ static inline void cossl_sk_x509_free(STACK_OF(X509) *s) { sk_X509_free(s); }
 static inline void cossl_sk_x509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
 static inline unsigned long cossl_xn_flag_rfc2253(void) { return XN_FLAG_RFC2253; }
 static inline void cossl_openssl_free(void *p) { OPENSSL_free(p); }
+
+/* The first OCSP responder URL of a certificate's Authority Information Access, copied with
+ * malloc (free it), or NULL. */
+static inline char *cossl_ocsp_url(X509 *x) {
+    STACK_OF(OPENSSL_STRING) *urls = X509_get1_ocsp(x);
+    char *out = NULL;
+    if (urls && sk_OPENSSL_STRING_num(urls) > 0) {
+        const char *u = sk_OPENSSL_STRING_value(urls, 0);
+        size_t n = strlen(u);
+        out = (char *)malloc(n + 1);
+        if (out) memcpy(out, u, n + 1);
+    }
+    X509_email_free(urls);
+    return out;
+}
 
 /* PKCS7 accessors: the struct is public but its unions are awkward from Swift. */
 static inline int cossl_pkcs7_is_signed(const PKCS7 *p7) { return PKCS7_type_is_signed(p7); }

@@ -31,6 +31,8 @@ public struct ReceiptReport: Sendable {
     public internal(set) var scheme: SignatureScheme?
     /// The validated path, leaf first; empty unless check 5 passed.
     public internal(set) var chain: [CertificateSummary] = []
+    /// OCSP facts of the signing certificate (nil until the chain verified).
+    public internal(set) var revocation: RevocationReport?
     /// What the receipt grants at the call's `now`; nil unless the verdict is valid.
     public internal(set) var entitlements: EntitlementReport?
 

@@ -49,6 +49,7 @@ extension ReceiptReport {
         w.field("signature", scheme?.rawValue)
         w.key("chain")
         CertificateSummary.write(chain, into: &w)
+        w.revocation(revocation)
         w.endObject()
         w.key("in_app")
         w.beginArray()

@@ -37,7 +37,7 @@ extension Verifier {
         }
         let proceed: Bool
         switch path {
-        case .cached: proceed = cachedCryptoChecks(der, &report)
+        case .cached: proceed = cachedCryptoChecks(der, ocspResponses: options.ocspResponses, nowMs: nowMs, &report)
         case .reference: proceed = referenceCryptoChecks(der, &report)
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
@@ -102,7 +102,7 @@ extension Verifier {
 
     // MARK: - Cached path
 
-    private func cachedCryptoChecks(_ der: [UInt8], _ report: inout ReceiptReport) -> Bool {
+    private func cachedCryptoChecks(_ der: [UInt8], ocspResponses: [[UInt8]], nowMs: Int64, _ report: inout ReceiptReport) -> Bool {
         let envelope: SignedDataEnvelope
         do {
             envelope = try SignedDataParser.parse(der)
@@ -132,9 +132,16 @@ extension Verifier {
             record(refusal, &report)
             return false
         }
+        report.chain = verified.summaries
+        // Revocation is part of trusting the chain (check 5), at the call's now.
+        let (revocation, refusal) = self.revocation(of: verified, responses: ocspResponses, nowMs: nowMs)
+        report.revocation = revocation
+        if let (verdict, why) = refusal {
+            report.fail(.chain, verdict, why)
+            return false
+        }
         report.mark(.chain, .ok)
         report.mark(.signer, xcode ? .skipped : .ok)
-        report.chain = verified.summaries
         if case .failure(let f) = SignatureCheck.verify(envelope: envelope, key: verified.leafKey) {
             report.fail(.signature, .signatureInvalid, f.message)
             return false

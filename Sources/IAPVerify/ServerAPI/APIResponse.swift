@@ -218,7 +218,8 @@ extension Verifier {
             }
         }
 
-        var walker = SignedItemWalker(verifier: self, expected: options.apiEnvironment.receiptEnvironment, nowMs: nowMs)
+        var walker = SignedItemWalker(verifier: self, expected: options.apiEnvironment.receiptEnvironment, nowMs: nowMs,
+                                      ocsp: options.ocspResponses)
         do {
             switch endpoint {
             case .transactionInfo:
@@ -349,11 +350,12 @@ struct SignedItemWalker {
     let verifier: Verifier
     let expected: ReceiptEnvironment
     let nowMs: Int64
+    let ocsp: [[UInt8]]
     var verified = 0
 
     private mutating func verify(_ text: JSONValue?, _ where_: String, kind: JWSKind) throws -> JWSReport {
         guard let token = text?.string else { throw APIShapeError("\(where_) must be a JWS string") }
-        let report = Array(token.utf8).withUnsafeBytes { verifier.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0) }
+        let report = Array(token.utf8).withUnsafeBytes { verifier.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0, ocsp: ocsp) }
         guard report.isValid else { throw APIItemFailure(report.verdict, "\(where_): \(report.judgement.reason)") }
         guard report.kind == kind else { throw APIItemFailure(.malformed, "\(where_) is not a signed \(kind.rawValue)") }
         guard report.environment == expected || report.environment == nil && kind == .renewalInfo else {

@@ -75,8 +75,8 @@ extension Signer {
                 if required { throw .argument("\(kind.rawValue) needs \"\(key)\"") }
                 return nil
             }
-            guard let s = v.string, s.utf8.count <= 512, !s.utf8.contains(where: { $0 < 0x20 }) else {
-                throw .argument("signature request \"\(key)\" must be a string of at most 512 characters without control characters")
+            guard let s = v.string, s.utf8.count <= 512, !s.utf8.contains(where: { $0 < 0x20 }), !s.contains("\u{2063}") else {
+                throw .argument("signature request \"\(key)\" must be a string of at most 512 characters without control characters or U+2063 (the V1 separator)")
             }
             guard required == false || !s.isEmpty else { throw .argument("\(kind.rawValue) needs a non-empty \"\(key)\"") }
             return s
@@ -92,6 +92,9 @@ extension Signer {
             let product = try text("product_id")!
             let offer = try text("offer_identifier")!
             let account = (try text("app_account_token", required: false) ?? "").lowercased()
+            guard account.isEmpty || APIURL.isUUID(account) else {
+                throw .argument("promotional_offer_v1 \"app_account_token\" must be a UUID (the appAccountToken the app set) or empty")
+            }
             let separator = "\u{2063}"
             let message = [bundleID, keyID, product, offer, account, nonce, String(nowMs)].joined(separator: separator)
             guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
@@ -124,8 +127,11 @@ extension Signer {
                 p.field("allowIntroductoryOffer", allow)
                 p.field("transactionId", try text("transaction_id"))
             case .advancedCommerceRequest:
-                guard let body = fields["request"]?.string, !body.isEmpty, body.utf8.count <= 32 * 1024 else {
+                guard let body = fields["request"]?.string, !body.isEmpty else {
                     throw .argument("advanced_commerce_request needs \"request\": the request JSON as text (it is signed byte for byte)")
+                }
+                guard body.utf8.count <= 32 * 1024 else {
+                    throw .argument("advanced_commerce_request \"request\" is \(body.utf8.count) bytes; at most 32768")
                 }
                 let bytes = Array(body.utf8)
                 let parsed = bytes.withUnsafeBytes { JSONDocument.parse($0, what: "request", status: .invalidArgument) }

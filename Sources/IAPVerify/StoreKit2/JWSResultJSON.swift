@@ -22,6 +22,7 @@ extension JWSReport {
         w.field("validated_at_ms", validatedAtMs)
         w.key("chain")
         CertificateSummary.write(chain, into: &w)
+        w.revocation(revocation)
         w.key("transaction")
         if let t = transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
         w.field("app_account_token", appAccountToken)

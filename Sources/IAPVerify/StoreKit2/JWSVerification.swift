@@ -48,6 +48,8 @@ public struct JWSReport: Sendable {
     /// The instant the certificate chain was validated at.
     public var validatedAtMs: Int64?
     public var chain: [CertificateSummary] = []
+    /// OCSP facts of the leaf (nil until the chain verified).
+    public var revocation: RevocationReport?
     /// The decoded payload, as received (valid JSON: Jansson parsed it).
     public var payloadJSON: [UInt8]?
     public var transaction: Transaction?
@@ -68,7 +70,7 @@ extension Verifier {
     public func verifyJWS(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                           nowMs: Int64) throws(IAPVFailure) -> JWSReport {
         try admit(input.count, nowMs: nowMs, what: "JWS")
-        var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0)
+        var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0, ocsp: options.ocspResponses)
         guard report.isValid else { return report }
         if let n = report.notification {
             var applied = n
@@ -96,7 +98,7 @@ extension Verifier {
     }
 
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
-    func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int) -> JWSReport {
+    func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int, ocsp: [[UInt8]]) -> JWSReport {
         var report = JWSReport()
         let jws: CompactJWS
         switch CompactJWS.parse(input) {
@@ -186,6 +188,13 @@ extension Verifier {
                 : "the ES256 signature must be 64 bytes of r‖s, got \(jws.signature.count)")
             return report
         }
+        // Revocation, at the call's now: a revoked leaf never passes; `required` wants a good answer.
+        let (revocation, refusal) = self.revocation(of: verified, responses: ocsp, nowMs: nowMs)
+        report.revocation = revocation
+        if let (verdict, why) = refusal {
+            report.fail(verdict, why)
+            return report
+        }
         // Environment and bundle, as for receipts.
         let environmentOutcome = report.environment.map { config.checkEnvironment($0, what: "JWS") }
             ?? .failed(.environmentRejected, "the JWS names no known environment")
@@ -202,7 +211,7 @@ extension Verifier {
         if report.kind == .notification, var n = report.notification, depth == 0 {
             // Nested signed data is verified like the outer token.
             if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedTransactionInfo") {
-                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .transaction, depth: 1) }
+                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .transaction, depth: 1, ocsp: ocsp) }
                 guard nested.isValid else {
                     report.fail(nested.verdict, "signedTransactionInfo: \(nested.judgement.reason)")
                     return report
@@ -210,7 +219,7 @@ extension Verifier {
                 n.transaction = nested.transaction
             }
             if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedRenewalInfo") {
-                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .renewalInfo, depth: 1) }
+                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .renewalInfo, depth: 1, ocsp: ocsp) }
                 guard nested.isValid else {
                     report.fail(nested.verdict, "signedRenewalInfo: \(nested.judgement.reason)")
                     return report

@@ -11,6 +11,8 @@ final class VerifiedChain: Sendable {
     /// Every certificate's validity window, checked against each receipt's creation date.
     let windows: [(notBeforeMs: Int64, notAfterMs: Int64)]
     let summaries: [CertificateSummary]
+    /// The leaf's OCSP request and responder, made once per chain; nil for a one-certificate chain.
+    let ocsp: OCSPTarget?
 
     init?(_ chain: ValidatedChain) {
         guard let leaf = chain.certificates.first, let key = leaf.publicKey() else { return nil }
@@ -24,6 +26,7 @@ final class VerifiedChain: Sendable {
         self.leafKey = key
         self.windows = windows
         self.summaries = summaries
+        ocsp = chain.certificates.count >= 2 ? OCSPTarget(leaf: leaf, issuer: chain.certificates[1]) : nil
     }
 
     /// The first certificate not valid at `ms`, if any.

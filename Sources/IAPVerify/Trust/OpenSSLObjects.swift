@@ -86,7 +86,7 @@ final class X509Certificate: @unchecked Sendable {
         return PublicKey(borrowing: k)
     }
 
-    private static func milliseconds(_ t: UnsafePointer<ASN1_TIME>?) -> Int64? {
+    static func milliseconds(_ t: UnsafePointer<ASN1_TIME>?) -> Int64? {
         guard let t else { return nil }
         var tm = COpenSSL.tm()
         guard ASN1_TIME_to_tm(t, &tm) == 1 else { return nil }

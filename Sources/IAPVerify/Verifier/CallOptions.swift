@@ -46,6 +46,8 @@ public struct CallOptions: Sendable {
     public var lastSignedDateMs: Int64?
     /// JWS notifications: notification UUIDs the host already handled.
     public var seenNotificationUUIDs: [String] = []
+    /// DER OCSP responses the host fetched for the leaves of earlier results (base64 in JSON).
+    public var ocspResponses: [[UInt8]] = []
     /// API answers: which endpoint answered, on which host, with which HTTP status and
     /// Retry-After header text.
     public var apiEndpoint: APIEndpoint?
@@ -123,6 +125,14 @@ public struct CallOptions: Sendable {
             case "last_signed_date_ms":
                 guard let n = value.integer else { throw .argument("\(path) must be an integer (Unix ms)") }
                 lastSignedDateMs = n
+            case "ocsp_responses":
+                guard let items = value.array else { throw .argument("\(path) must be an array of base64 DER OCSP responses") }
+                for (i, item) in items.enumerated() {
+                    guard let s = item.string, let der = Base64.decode(Array(s.utf8)), !der.isEmpty else {
+                        throw .argument("\(path)[\(i)] must be a base64 DER OCSP response")
+                    }
+                    ocspResponses.append(der)
+                }
             case "seen_notification_uuids":
                 guard let items = value.array else { throw .argument("\(path) must be an array of strings") }
                 for (i, item) in items.enumerated() {

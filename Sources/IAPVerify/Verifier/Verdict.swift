@@ -15,6 +15,9 @@ public enum Verdict: String, Sendable, CaseIterable {
     case deviceMismatch = "device_mismatch"
     case receiptExpired = "receipt_expired"
     case stale
+    // Revocation (OCSP responses the host passed)
+    case revoked
+    case revocationUnknown = "revocation_unknown"
     // /verifyReceipt responses
     case wrongEnvironment = "wrong_environment"
     case temporarilyUnavailable = "temporarily_unavailable"

@@ -62,6 +62,8 @@ public struct VerifierConfig: Sendable {
     public var maxInputBytes: Int = 3 * 1024 * 1024
     public var maxReceiptAgeMs: Int64?
     public var gracePeriod: GracePeriodPolicy = .honor
+    /// OCSP: "off" checks responses the host passes; "required" refuses without a good one.
+    public var revocation: RevocationPolicy = .off
     /// nil when the config has no `products` section (each product is then its own entitlement).
     public var products: [String: ProductRule]?
 
@@ -123,6 +125,12 @@ public struct VerifierConfig: Sendable {
                     throw .config("\(path): unknown value \"\(s)\"; use if_given, required or off")
                 }
                 config.deviceCheck = p
+            case "revocation":
+                let s = try ConfigField.string(value, path)
+                guard let r = RevocationPolicy(rawValue: s) else {
+                    throw .config("\(path): unknown value \"\(s)\"; use off or required")
+                }
+                config.revocation = r
             case "max_input_bytes":
                 let n = try ConfigField.integer(value, path)
                 guard n > 0, n <= Int64(VerifierConfig.hardInputLimit) else {
