@@ -366,6 +366,49 @@ struct APIResponseCommand: ParsableCommand {
     }
 }
 
+struct OCSPRequestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ocsp-request", abstract: "Print the OCSP request and responder URL for the signing certificate of a JWS or receipt.",
+        discussion: "POST the DER (base64-decode \"request\") to \"responder_url\" with Content-Type application/ocsp-request, then pass the answer, base64, in --options {\"ocsp_responses\": [...]}. Manual: docs/revocation.md.")
+
+    @Argument(help: "A compact JWS or a receipt (DER, base64 or PEM), or - for stdin.")
+    var file: String
+
+    @OptionGroup var common: VerifierOptions
+
+    func run() throws {
+        var input = try IO.read(file)
+        while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
+        let now = try common.nowMs()
+        let verifier = try common.makeVerifier()
+        let options = try common.callOptions(for: verifier)
+        // A compact JWS starts with the base64url of '{"' ("ey"); anything else is read as a receipt.
+        let isJWS = input.starts(with: Array("ey".utf8)) && input.contains(UInt8(ascii: "."))
+        let revocation: RevocationReport?
+        let verdict: Verdict
+        let reason: String
+        do {
+            if isJWS {
+                let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
+                (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
+            } else {
+                let bytes = try IO.readReceipt(file, command: "ocsp-request")
+                let r = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyReceipt(raw, options: options, nowMs: now) }
+                (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
+            }
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+        guard let revocation, let request = revocation.request else {
+            throw UsageFailure(description: "no OCSP request: the chain was not verified (\(verdict.rawValue): \(reason))")
+        }
+        var w = "{\"responder_url\":"
+        w += revocation.responderURL.map { "\"\($0)\"" } ?? "null"
+        w += ",\"request\":\"\(request)\",\"status\":\"\(revocation.status.name)\",\"verdict\":\"\(verdict.rawValue)\"}"
+        IO.printJSON(Array(w.utf8), pretty: common.pretty)
+    }
+}
+
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Decode a receipt without verifying it (marked \"trusted\": false).",
@@ -396,7 +439,8 @@ struct IAPVerifyCommand: ParsableCommand {
             """,
         version: IAPV_VERSION_STRING,  // the header's, which c-test holds to VERSION
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self,
-                      APIRequestCommand.self, APIResponseCommand.self, SignCommand.self, InspectCommand.self])
+                      APIRequestCommand.self, APIResponseCommand.self, SignCommand.self, OCSPRequestCommand.self,
+                      InspectCommand.self])
 }
 
 /// Runs the command with the exit codes of docs/cli.md (ArgumentParser's own usage code 64 becomes 2).
