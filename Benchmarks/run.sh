@@ -14,3 +14,15 @@ GENUINE=Tests/IAPVerifyTests/Fixtures/receipts/sandbox_2020-05-06_com.nutcall.al
 python3 Benchmarks/make_forged.py "$GENUINE" build/bench/forged-100k.der 100000 > /dev/null
 build/bench/bench forged "$GENUINE" build/bench/forged-100k.der "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 python3 Benchmarks/json_bench.py build/bench
+# The engineered C floor (Benchmarks/floor.c): library / floor / PKCS7_verify by purchase count.
+cc -O2 -std=c11 -Wall -IInclude Benchmarks/floor_bench.c Benchmarks/floor.c -Lbuild/lib -liapverify -lcrypto -ljansson \
+   -Wl,-rpath,"$PWD/build/lib" -o build/bench/floor_bench
+build/bench/floor_bench Tests/IAPVerifyTests/Fixtures "${FLOOR_ROUNDS:-3}" "${FLOOR_SECONDS:-0.25}"
+# What the library costs to carry: size, what it links statically, load time and resident memory.
+cc -O2 -std=c11 -Wall Benchmarks/loadtime.c -ldl -o build/bench/loadtime
+if [ -f .build-release/release/libiapverify.so ]; then
+    python3 Benchmarks/libsize.py build/lib/libiapverify.so.1 .build-release/release/libiapverify.so
+else
+    echo "libsize: no unstripped .build-release/release/libiapverify.so; run make first" >&2
+fi
+build/bench/loadtime "$PWD/build/lib/libiapverify.so.1" 20
