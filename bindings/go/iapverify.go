@@ -95,6 +95,9 @@ type Options struct {
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`
 	LastSignedDateMs        int64         `json:"last_signed_date_ms,omitempty"`     // JWS notifications
 	SeenNotificationUUIDs   []string      `json:"seen_notification_uuids,omitempty"` // JWS notifications
+	// OCSPResponses are DER OCSP responses for the signing certificate, as its responder answered
+	// Revocation.Request (encoding/json sends them as base64). See docs/revocation.md.
+	OCSPResponses [][]byte `json:"ocsp_responses,omitempty"`
 }
 
 // Order is a pending order the delivery plan may match to a purchase.
@@ -144,6 +147,11 @@ func (v *Verifier) call(fn callFn, input []byte, nowMs int64, opts *Options) (*R
 		return nil, &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: "result JSON: " + err.Error()}
 	}
 	r.Valid = C.iapv_result_is_valid(out) == 1
+	if r.Revocation == nil && len(r.Receipt) > 0 {
+		if err := r.receiptRevocation(); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

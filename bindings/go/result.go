@@ -1,6 +1,11 @@
 package iapverify
 
-import "encoding/json"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+)
 
 // Result is the answer of any call; JSON keeps the library's full result document.
 type Result struct {
@@ -20,7 +25,55 @@ type Result struct {
 	Kind            string          `json:"kind,omitempty"`         // JWS only
 	Transaction     json.RawMessage `json:"transaction,omitempty"`  // JWS only
 	Notification    json.RawMessage `json:"notification,omitempty"` // JWS only
-	JSON            []byte          `json:"-"`
+	// Revocation is the signing certificate's OCSP facts: a JWS result's "revocation", a receipt
+	// result's "receipt.signing.revocation". Nil until the chain verified.
+	Revocation *Revocation `json:"revocation,omitempty"`
+	JSON       []byte      `json:"-"`
+}
+
+// Revocation is what the library knows about the revocation of the certificate that signed a JWS
+// or a receipt, and the OCSP request that would tell more (docs/revocation.md).
+type Revocation struct {
+	Status       string  `json:"status"` // "unchecked", "good", "revoked" or "unknown"
+	Reason       string  `json:"reason"`
+	ThisUpdateMs *int64  `json:"this_update_ms,omitempty"` // good only
+	NextUpdateMs *int64  `json:"next_update_ms,omitempty"` // good only; nil when the responder gave none
+	RevokedAtMs  *int64  `json:"revoked_at_ms,omitempty"`  // revoked only
+	ResponderURL *string `json:"responder_url"`            // the leaf's OCSP responder, nil when it names none
+	// Request is the DER OCSPRequest (the result carries it in base64). POST it to ResponderURL
+	// with Content-Type application/ocsp-request and pass the answer in Options.OCSPResponses.
+	Request []byte `json:"request"`
+}
+
+// HTTPRequest is the POST of Request to ResponderURL, ready for an http.Client.
+func (r *Revocation) HTTPRequest(ctx context.Context) (*http.Request, error) {
+	if r == nil || r.ResponderURL == nil || len(r.Request) == 0 {
+		return nil, invalid("the signing certificate names no OCSP responder")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *r.ResponderURL, bytes.NewReader(r.Request))
+	if err != nil {
+		return nil, invalid("the OCSP responder URL: " + err.Error())
+	}
+	req.Header.Set("Content-Type", "application/ocsp-request")
+	return req, nil
+}
+
+func (r *Result) receiptRevocation() error {
+	var receipt struct {
+		Signing *struct {
+			Revocation *Revocation `json:"revocation"`
+		} `json:"signing"`
+	}
+	if string(r.Receipt) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(r.Receipt, &receipt); err != nil {
+		return &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: "receipt JSON: " + err.Error()}
+	}
+	if receipt.Signing != nil {
+		r.Revocation = receipt.Signing.Revocation
+	}
+	return nil
 }
 
 // JWSNotification is the "notification" member of a JWS result, as Result.JWSNotification reads it.

@@ -260,6 +260,9 @@ type APIResponseOptions struct {
 	HTTPStatus  int    // the HTTP status (required)
 	RetryAfter  string // the Retry-After header's text; empty when there was none
 	Attempt     int    // 1 for the first try; 0 means 1
+	// OCSPResponses are DER OCSP responses for the certificates that signed the answer's items
+	// (docs/revocation.md); each signed item's leaf is checked with them.
+	OCSPResponses [][]byte
 	// Extra holds the other options by their JSON names: delivered_transaction_ids, orders,
 	// renewal_info. It may not repeat the keys of the fields above.
 	Extra map[string]any
@@ -269,7 +272,7 @@ func (o APIResponseOptions) marshal() ([]byte, error) {
 	m := make(map[string]any, len(o.Extra)+5)
 	for k, v := range o.Extra {
 		switch k {
-		case "endpoint", "environment", "http_status", "retry_after", "attempt":
+		case "endpoint", "environment", "http_status", "retry_after", "attempt", "ocsp_responses":
 			return nil, invalid("APIResponseOptions.Extra[\"" + k + "\"]: set the field of APIResponseOptions instead")
 		}
 		m[k] = v
@@ -288,6 +291,9 @@ func (o APIResponseOptions) marshal() ([]byte, error) {
 	}
 	if o.Attempt != 0 {
 		m["attempt"] = o.Attempt
+	}
+	if len(o.OCSPResponses) > 0 {
+		m["ocsp_responses"] = o.OCSPResponses // [][]byte: base64 strings in JSON
 	}
 	text, err := json.Marshal(m)
 	if err != nil {

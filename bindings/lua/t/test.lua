@@ -322,6 +322,74 @@ do
     refused("signer close with a dot", "call methods with a colon", signer.close)
 end
 
+-- Revocation: the fake PKI of Tests/shared/fakeapple/ocsp, its answers made for 2026-01-01T01:00:00Z.
+do
+    local dir = root .. "/Tests/shared/fakeapple/ocsp/"
+    local ocsp_now, url = 1767229200000, "http://127.0.0.1:39217/ocsp"
+    local token = read(dir .. "transaction.jws"):gsub("%s+$", "")
+    local function verifier(policy)
+        return assert(iapverify.new({ bundle_id = "com.example.fake", revocation = policy,
+            trust = { include_apple_roots = false, roots_pem = { read(dir .. "root.pem") } } }))
+    end
+    local off, required = verifier("off"), verifier("required")
+    local function jws(v, ...)
+        local answers = { ... }
+        local options = nil
+        if #answers > 0 then
+            options = { ocsp_responses = {} }
+            for i, name in ipairs(answers) do options.ocsp_responses[i] = read(dir .. name .. ".der") end
+        end
+        local res, err = v:verify_jws(token, ocsp_now, options)
+        check(res ~= nil, "ocsp jws: " .. tostring(err))
+        return res or { verdict = "?" }, iapverify.revocation(res)
+    end
+
+    local res, rev = jws(off)
+    check(res.valid and rev and rev.status == "unchecked" and rev.responder_url == url, "ocsp: off, no answer: unchecked with the URL")
+    check(rev and type(rev.request_der) == "string" and rev.request_der:byte(1) == 0x30
+          and iapverify.base64_encode(rev.request_der) == rev.request, "ocsp: request_der is the request's DER")
+    check(rev and rev.this_update_ms == nil and rev.revoked_at_ms == nil, "ocsp: unchecked has no times")
+
+    res, rev = jws(off, "good")
+    check(res.verdict == "valid" and rev and rev.status == "good" and rev.next_update_ms == 1767830400000, "ocsp: good (DER) is valid")
+    res = assert(required:verify_jws(token, ocsp_now, { ocsp_responses = { iapverify.base64_encode(read(dir .. "good.der")) } }))
+    check(res.verdict == "valid", "ocsp: good (base64) under required is valid")
+    res = assert(required:verify_jws(token, ocsp_now,
+        '{"ocsp_responses":["' .. iapverify.base64_encode(read(dir .. "delegated_good.der")) .. '"]}'))
+    check(res.verdict == "valid", "ocsp: a delegated responder's good answer (JSON text options) is valid")
+
+    for _, v in ipairs({ off, required }) do
+        res, rev = jws(v, "revoked")
+        check(res.verdict == "revoked" and not res.valid and rev and rev.status == "revoked"
+              and rev.revoked_at_ms == 1767139200000, "ocsp: revoked is refused")
+    end
+
+    res, rev = jws(required)
+    check(res.verdict == "revocation_unknown" and not res.valid and rev and rev.status == "unchecked"
+          and rev.responder_url == url, "ocsp: required without an answer is revocation_unknown")
+    res, rev = jws(off, "forged")
+    check(res.verdict == "valid" and rev and rev.status == "unknown", "ocsp: off, forged: unknown, still valid")
+    res, rev = jws(required, "forged")
+    check(res.verdict == "revocation_unknown" and rev and rev.status == "unknown", "ocsp: required, forged: revocation_unknown")
+    res, rev = jws(required, "stale", "good")
+    check(res.verdict == "valid" and rev and rev.status == "good", "ocsp: the first usable answer decides")
+
+    res = assert(off:verify_jws("not.a.token", ocsp_now))
+    check(res.verdict == "malformed" and iapverify.revocation(res) == nil, "ocsp: no revocation before the chain verified")
+    -- Receipts carry the same object under receipt.signing.
+    local rv = assert(iapverify.new({ bundle_id = "com.dashedspace.analytics" }))
+    res = assert(rv:verify_receipt(read(fixtures .. "receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der"),
+                                   1745000000000, { ocsp_responses = { read(dir .. "good.der") } }))
+    rev = iapverify.revocation(res)
+    check(res.valid and rev and rev.status == "unknown" and rev.request_der ~= nil, "ocsp: receipt signing.revocation")
+
+    for _, data in ipairs({ "", "f", "fo", "foo", "foob", "fooba", "foobar", "\0\255\128" }) do
+        check(iapverify.base64_decode(iapverify.base64_encode(data)) == data, "base64 round trip " .. #data)
+    end
+    check(iapverify.base64_encode("foobar") == "Zm9vYmFy" and iapverify.base64_encode("fo") == "Zm8=", "base64 of foobar")
+    check(iapverify.base64_decode("Zm8") == nil, "base64 without padding is refused")
+end
+
 -- A loop to shake out leaks or crashes in the FFI glue.
 v = assert(iapverify.new({ bundle_id = "com.dashedspace.analytics" }))
 local receipt = read(fixtures .. "receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der")

@@ -97,6 +97,59 @@ local function encode(value, what)
     return json
 end
 
+-- ---- Base64, for OCSP requests and answers (plain LuaJIT has no ngx.encode_base64) -------------
+local bit = require "bit"
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local B64_VALUE = {}
+for i = 1, 64 do B64_VALUE[B64:byte(i)] = i - 1 end
+
+--- Standard base64 (with padding) of a byte string.
+function _M.base64_encode(data)
+    local out, n = {}, #data
+    for i = 1, n, 3 do
+        local a, b, c = data:byte(i, i + 2)
+        local v = bit.bor(bit.lshift(a, 16), bit.lshift(b or 0, 8), c or 0)
+        out[#out + 1] = string.char(
+            B64:byte(bit.rshift(v, 18) + 1), B64:byte(bit.band(bit.rshift(v, 12), 63) + 1),
+            b and B64:byte(bit.band(bit.rshift(v, 6), 63) + 1) or 61, c and B64:byte(bit.band(v, 63) + 1) or 61)
+    end
+    return table.concat(out)
+end
+
+--- The bytes of standard base64 text, or nil and why not.
+function _M.base64_decode(text)
+    if type(text) ~= "string" or #text % 4 ~= 0 or not text:match("^[%w%+/]*=?=?$") then
+        return nil, "not base64 text"
+    end
+    local out = {}
+    for i = 1, #text, 4 do
+        local a, b, c, d = B64_VALUE[text:byte(i)], B64_VALUE[text:byte(i + 1)], B64_VALUE[text:byte(i + 2)], B64_VALUE[text:byte(i + 3)]
+        local v = bit.bor(bit.lshift(a, 18), bit.lshift(b, 12), bit.lshift(c or 0, 6), d or 0)
+        out[#out + 1] = string.char(bit.rshift(v, 16)) ..
+            (c and string.char(bit.band(bit.rshift(v, 8), 255)) or "") .. (d and string.char(bit.band(v, 255)) or "")
+    end
+    return table.concat(out)
+end
+
+-- An options table whose ocsp_responses hold DER (any byte outside the base64 alphabet: an
+-- OCSPResponse always has one, its third byte) gets a copy with those items in base64.
+local function ocsp_options(options)
+    if type(options) ~= "table" or type(options.ocsp_responses) ~= "table" then return options end
+    local list, changed = {}, false
+    for i, item in ipairs(options.ocsp_responses) do
+        if type(item) == "string" and item:find("[^%w%+/=]") then
+            list[i], changed = _M.base64_encode(item), true
+        else
+            list[i] = item
+        end
+    end
+    if not changed then return options end
+    local copy = {}
+    for k, v in pairs(options) do copy[k] = v end
+    copy.ocsp_responses = list
+    return copy
+end
+
 local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
 local TWO_63 = 2 ^ 63   -- exact as a double; int64_t holds [-2^63, 2^63)
 
@@ -166,7 +219,7 @@ local function call(self, fn, what, input, now_ms, options)
     if not now then return nil, err end
     local opts
     if options ~= nil then
-        opts, err = encode(options, "options")
+        opts, err = encode(ocsp_options(options), "options")
         if not opts then return nil, err end
     end
     local out = ffi.new("iapv_result *[1]")
@@ -354,6 +407,28 @@ function signer_methods:close()
         self.handle = nil
     end
     return true
+end
+
+--- The signing certificate's OCSP facts from a decoded result (a JWS result's `revocation`, a
+--- receipt result's `receipt.signing.revocation`), or nil before the chain verified: { status =
+--- "unchecked" | "good" | "revoked" | "unknown", reason, responder_url, request (base64),
+--- request_der (its bytes: POST them to responder_url with Content-Type application/ocsp-request),
+--- this_update_ms, next_update_ms, revoked_at_ms }. Pass the answer's bytes back in
+--- options.ocsp_responses; keep it until next_update_ms. See docs/revocation.md.
+function _M.revocation(res)
+    local doc = type(res) == "table" and res.result
+    if type(doc) ~= "table" then return nil end
+    local rev = doc.revocation
+    if rev == nil and type(doc.receipt) == "table" and type(doc.receipt.signing) == "table" then
+        rev = doc.receipt.signing.revocation
+    end
+    if type(rev) ~= "table" then return nil end
+    local out = {}
+    for k, v in pairs(rev) do
+        if not (ok_cjson and v == cjson.null) then out[k] = v end
+    end
+    if type(out.request) == "string" then out.request_der = _M.base64_decode(out.request) end
+    return out
 end
 
 --- The entitlement `id` from a decoded result, or nil.

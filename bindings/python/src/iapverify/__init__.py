@@ -12,20 +12,21 @@ answer to ``Verifier.interpret_api_response``. The library itself does no I/O.
 """
 from __future__ import annotations
 
+import base64 as _base64
 import ctypes
 import json as _json
 import operator
 import threading
 import time
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _native
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
 from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
-                      OrderMatch, Purchase, ResponseResult, Result, parse, parse_request, parse_signature, parse_token)
+                      OrderMatch, Purchase, ResponseResult, Result, Revocation, parse, parse_request, parse_signature, parse_token)
 
-__all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
+__all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
            "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "library_version", "now_ms"]
@@ -84,6 +85,29 @@ def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[by
     if isinstance(value, Mapping):
         return _json.dumps(dict(value), allow_nan=False).encode()
     raise TypeError(f"{what} must be a mapping or JSON text (str or bytes), not {_type_name(value)}")
+
+
+def _ocsp_items(items: object) -> list:
+    """``ocsp_responses`` for the JSON options: DER bytes are base64-encoded, text is kept as it is."""
+    if isinstance(items, (str, bytes, bytearray, memoryview)) or not isinstance(items, Sequence):
+        raise TypeError(f"ocsp_responses must be a list of DER bytes or base64 str, not {_type_name(items)}")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, _BYTES_LIKE):
+            out.append(_base64.b64encode(bytes(item)).decode())
+        elif isinstance(item, str):
+            out.append(item)
+        else:
+            raise TypeError(f"ocsp_responses[{i}] must be DER bytes or base64 str, not {_type_name(item)}")
+    return out
+
+
+def _options_bytes(value: object) -> Optional[bytes]:
+    """Options JSON like ``_json_bytes``; a mapping's ``ocsp_responses`` may hold DER bytes."""
+    if isinstance(value, Mapping) and "ocsp_responses" in value:
+        value = dict(value)
+        value["ocsp_responses"] = _ocsp_items(value["ocsp_responses"])
+    return _json_bytes(value, "options", True)
 
 
 def _int64(value: object, what: str) -> int:
@@ -209,7 +233,7 @@ class Verifier(_Handle):
                        options: Optional[JSONish] = None) -> Result:
         """Verifies a receipt: DER bytes, or base64 (str or bytes). ``now_ms`` defaults to this host's clock."""
         data = _binary(receipt, "receipt")
-        return self._call("iapv_verify_receipt", data, _json_bytes(options, "options", True), now_ms, False)
+        return self._call("iapv_verify_receipt", data, _options_bytes(options), now_ms, False)
 
     def interpret_response(self, body: JSONish, *, endpoint: str = "production",
                            attempt: int = 1, now_ms: Optional[int] = None,
@@ -219,7 +243,7 @@ class Verifier(_Handle):
             raise TypeError(f"endpoint must be a str, not {_type_name(endpoint)}")
         attempt = _int64(attempt, "attempt")
         try:
-            opts = _json.loads(_json_bytes(options, "options", True) or b"{}")
+            opts = _json.loads(_options_bytes(options) or b"{}")
         except ValueError as e:
             raise InvalidArgumentError(f"options are not valid JSON: {e}") from None
         if not isinstance(opts, dict):
@@ -235,7 +259,7 @@ class Verifier(_Handle):
                    options: Optional[JSONish] = None) -> JWSResult:
         """Verifies a StoreKit 2 signed transaction, renewal info or server notification (compact JWS)."""
         data = _binary(token, "token").strip()
-        result = self._call("iapv_verify_jws", data, _json_bytes(options, "options", True), now_ms, False, True)
+        result = self._call("iapv_verify_jws", data, _options_bytes(options), now_ms, False, True)
         assert isinstance(result, JWSResult)
         return result
 
@@ -243,7 +267,7 @@ class Verifier(_Handle):
                              options: Optional[JSONish] = None) -> Result:
         """Entitlements from ``{"transactions": [...], "renewal_info": [...]}``."""
         data = _json_bytes(transactions, "transactions")
-        return self._call("iapv_compute_entitlements", data, _json_bytes(options, "options", True), now_ms, False)
+        return self._call("iapv_compute_entitlements", data, _options_bytes(options), now_ms, False)
 
     def interpret_api_response(self, body: Union[JSONish, None], *, endpoint: str, http_status: int,
                                environment: str = "production", retry_after: Optional[str] = None, attempt: int = 1,
@@ -279,7 +303,7 @@ class Verifier(_Handle):
     @staticmethod
     def _options_dict(options: Optional[JSONish]) -> dict:
         try:
-            opts = _json.loads(_json_bytes(options, "options", True) or b"{}")
+            opts = _json.loads(_options_bytes(options) or b"{}")
         except ValueError as e:
             raise InvalidArgumentError(f"options are not valid JSON: {e}") from None
         if not isinstance(opts, dict):

@@ -1,6 +1,7 @@
 """Typed views of the result JSON. Every result keeps the raw JSON (``json``) and dict (``raw``)."""
 from __future__ import annotations
 
+import base64 as _base64
 import json as _json
 import urllib.request
 from dataclasses import dataclass, field
@@ -75,6 +76,44 @@ class Delivery:
 
 
 @dataclass(frozen=True)
+class Revocation:
+    """The OCSP facts of the certificate that signed a JWS or a receipt (docs/revocation.md).
+
+    ``status`` is "unchecked" (no response was passed), "good", "revoked" or "unknown" (responses
+    were passed, none usable: ``reason`` says why). ``request_der`` is the OCSP request to POST to
+    ``responder_url`` with Content-Type ``application/ocsp-request``; pass the answer's bytes back
+    in ``options={"ocsp_responses": [answer]}`` and keep it until ``next_update_ms``.
+    """
+
+    status: str
+    reason: str
+    responder_url: Optional[str]
+    request: Optional[str]                     # base64 of request_der, as the result carries it
+    request_der: Optional[bytes]
+    this_update_ms: Optional[int] = None       # good only
+    next_update_ms: Optional[int] = None       # good only; None when the responder gave none
+    revoked_at_ms: Optional[int] = None        # revoked only
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: Optional[dict]) -> "Optional[Revocation]":
+        if not isinstance(d, dict):
+            return None
+        request = d.get("request")
+        return cls(status=d["status"], reason=d.get("reason", ""), responder_url=d.get("responder_url"),
+                   request=request, request_der=None if request is None else _base64.b64decode(request),
+                   this_update_ms=d.get("this_update_ms"), next_update_ms=d.get("next_update_ms"),
+                   revoked_at_ms=d.get("revoked_at_ms"), raw=d)
+
+    def post_request(self) -> urllib.request.Request:
+        """A ``urllib.request.Request`` that POSTs ``request_der`` to ``responder_url``."""
+        if self.responder_url is None or self.request_der is None:
+            raise ValueError("the signing certificate names no OCSP responder")
+        return urllib.request.Request(self.responder_url, data=self.request_der, method="POST",
+                                      headers={"Content-Type": "application/ocsp-request"})
+
+
+@dataclass(frozen=True)
 class Result:
     """The answer of any call: a verdict, and what it grants (nothing unless ``valid``)."""
 
@@ -89,6 +128,9 @@ class Result:
     receipt: Optional[dict]
     raw: dict
     json: str
+    # The signing certificate's OCSP facts: JWS results and receipt results (receipt.signing.revocation)
+    # once the chain verified; None otherwise.
+    revocation: Optional[Revocation] = None
 
     def entitlement(self, id: str) -> Optional[Entitlement]:
         return next((e for e in self.entitlements if e.id == id), None)
@@ -249,6 +291,14 @@ def parse_request(text: str) -> APIRequest:
                       token_expires_at_ms=d["token_expires_at_ms"], raw=d)
 
 
+def _revocation_of(d: dict) -> Optional[dict]:
+    if "revocation" in d:
+        return d["revocation"]
+    receipt = d.get("receipt")
+    signing = receipt.get("signing") if isinstance(receipt, dict) else None
+    return signing.get("revocation") if isinstance(signing, dict) else None
+
+
 def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False) -> Result:
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
@@ -262,7 +312,7 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
             orders=[OrderMatch(o["order_id"], o.get("transaction_id"), o["status"]) for o in delivery.get("orders", [])]),
         unknown_products=list(d.get("unknown_products", [])),
         intro_eligible=dict(d.get("intro_eligible", {})),
-        receipt=d.get("receipt"), raw=d, json=text)
+        receipt=d.get("receipt"), raw=d, json=text, revocation=Revocation.from_dict(_revocation_of(d)))
     if api:
         return APIResult(**common, action=d.get("action", "reject"), retry_after_ms=d.get("retry_after_ms"),
                          next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
