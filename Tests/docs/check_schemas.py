@@ -21,7 +21,9 @@ library refuses), and interpret answers of every shape: bodies signed on the fly
 Apple-shaped PKI of Tests/shared/fakeapple/ (so this needs the `cryptography` package), empty
 bodies, Apple's error statuses and malformed answers. The transactions of valid answers must give
 the same entitlements through `iapverify entitlements`, and so must the pages of a paged history
-taken together.
+taken together. The revocation cases pass the prepared OCSP answers of
+Tests/shared/fakeapple/ocsp under "off" and "required", and re-sign a fake receipt's payload with a
+throwaway chain (`openssl smime` reads the payload) to get a revoked receipt.
 
 Deterministic: a fixed clock, no network; the only randomness is in ECDSA signatures, which no
 result shows.
@@ -654,6 +656,115 @@ def api_cases() -> list[Case]:
     return cases
 
 
+# ---- revocation --------------------------------------------------------------------------------
+
+OCSP = ROOT / "Tests" / "shared" / "fakeapple" / "ocsp"
+OCSP_NOW = 1767229200000          # 2026-01-01T01:00:00Z: the prepared answers are made for it
+OCSP_ANSWERS = ("good", "delegated_good", "revoked")
+OCSP_UNUSABLE = ("unknown", "stale", "other_certificate", "forged", "unauthorized_status")
+
+
+def ocsp_b64(name: str) -> str:
+    return base64.b64encode((OCSP / f"{name}.der").read_bytes()).decode()
+
+
+def revoked_receipt() -> tuple[bytes, dict, dict, int]:
+    """A receipt of the fake PKI's payload re-signed on the fly by a throwaway Apple-shaped chain
+    whose intermediate key is at hand, and that intermediate's OCSP answer saying the leaf is
+    revoked: (receipt DER, config, options, now). No fixture PKI for receipts keeps its keys."""
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs7
+    from cryptography.x509 import ocsp
+    from cryptography.x509.oid import AuthorityInformationAccessOID, NameOID, ObjectIdentifier
+
+    source = FIX / "fakepki" / "valid_rsa_sha256.der"
+    payload = subprocess.run(["openssl", "smime", "-verify", "-noverify", "-binary", "-inform", "DER", "-in", str(source)],
+                             capture_output=True, check=True).stdout
+    start, end = datetime.datetime(2020, 1, 1), datetime.datetime(2040, 1, 1)
+
+    def cert(subject, issuer, key, signer, ca, extensions=()):
+        b = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+             .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)])).public_key(key.public_key())
+             .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if ca:
+            b = b.add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        for e in extensions:
+            b = b.add_extension(e, critical=False)
+        return b.sign(signer, hashes.SHA256())
+
+    def marker(oid):
+        return x509.UnrecognizedExtension(ObjectIdentifier(oid), b"\x05\x00")
+
+    root_key, wwdr_key, leaf_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    root = cert("Throwaway Root", "Throwaway Root", root_key, root_key, True)
+    wwdr = cert("Throwaway WWDR", "Throwaway Root", wwdr_key, root_key, True, [marker("1.2.840.113635.100.6.2.1")])
+    aia = x509.AuthorityInformationAccess([x509.AccessDescription(
+        AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier("http://127.0.0.1:39217/ocsp"))])
+    leaf = cert("Throwaway Receipt Signing", "Throwaway WWDR", leaf_key, wwdr_key, False,
+                [marker("1.2.840.113635.100.6.11.1"), aia])
+    der = (pkcs7.PKCS7SignatureBuilder().set_data(payload).add_signer(leaf, leaf_key, hashes.SHA256())
+           .add_certificate(wwdr).sign(serialization.Encoding.DER, [pkcs7.PKCS7Options.Binary,
+                                                                     pkcs7.PKCS7Options.NoCapabilities]))
+    now = datetime.datetime(2024, 1, 16, 10, 0)
+    answer = (ocsp.OCSPResponseBuilder()
+              .add_response(cert=leaf, issuer=wwdr, algorithm=hashes.SHA1(), cert_status=ocsp.OCSPCertStatus.REVOKED,
+                            this_update=now - datetime.timedelta(hours=1), next_update=now + datetime.timedelta(days=7),
+                            revocation_time=now - datetime.timedelta(days=1), revocation_reason=None)
+              .responder_id(ocsp.OCSPResponderEncoding.HASH, wwdr).sign(wwdr_key, hashes.SHA256()))
+    config = {"bundle_id": "com.example.fake",
+              "trust": {"include_apple_roots": False, "roots_pem": [root.public_bytes(serialization.Encoding.PEM).decode()]}}
+    options = {"ocsp_responses": [base64.b64encode(answer.public_bytes(serialization.Encoding.DER)).decode()]}
+    return der, config, options, 1705399200000
+
+
+def revocation_cases() -> list[Case]:
+    """The OCSP fixtures through `jws`, `receipt` and `api-response`, under "off" and "required"."""
+    token = OCSP / "transaction.jws"
+    off = {"bundle_id": "com.example.fake", "trust": {"include_apple_roots": False, "roots_pem": [(OCSP / "root.pem").read_text()]}}
+    required = dict(off, revocation="required")
+    cases = [Case("jws ocsp off, no answer", "jws", "jws-result", token, config=off, now=OCSP_NOW, expect="valid"),
+             Case("jws ocsp required, no answer", "jws", "jws-result", token, config=required, now=OCSP_NOW,
+                  expect="revocation_unknown")]
+    for name in list(OCSP_ANSWERS) + list(OCSP_UNUSABLE):
+        for policy, config in (("off", off), ("required", required)):
+            if name in OCSP_ANSWERS:
+                expect = "revoked" if name == "revoked" else "valid"
+            else:
+                expect = "valid" if policy == "off" else "revocation_unknown"
+            cases.append(Case(f"jws ocsp {policy}, {name}", "jws", "jws-result", token, config=config, now=OCSP_NOW,
+                              options={"ocsp_responses": [ocsp_b64(name)]}, expect=expect))
+    cases.append(Case("jws ocsp required, forged then good", "jws", "jws-result", token, config=required, now=OCSP_NOW,
+                      options={"ocsp_responses": [ocsp_b64("forged"), ocsp_b64("good")]}, expect="valid"))
+    # API answers: the signed item's leaf is checked with the same answers.
+    body = json.dumps({"signedTransactionInfo": token.read_text().strip()}).encode()
+    api = {"endpoint": "transaction_info", "environment": "production", "http_status": 200}
+    for name, config, answers, expect in (("off, good", off, ["good"], "valid"),
+                                          ("off, revoked", off, ["revoked"], "revoked"),
+                                          ("required, none", required, [], "revocation_unknown"),
+                                          ("required, forged", required, ["forged"], "revocation_unknown")):
+        options = dict(api, ocsp_responses=[ocsp_b64(a) for a in answers]) if answers else dict(api)
+        cases.append(Case(f"api-response ocsp {name}", "api-response", "api-response-result", input_bytes=body,
+                          config=config, options=options, now=OCSP_NOW, expect=expect))
+    # Receipts: an Apple receipt under "required" with no answer, and a revoked throwaway chain.
+    apple = FIX / "receipts" / "production_2025-04-18_com.dashedspace.analytics_sha256.der"
+    cases.append(Case("receipt ocsp off, an answer for another certificate", "receipt", "receipt-result", apple,
+                      config={"bundle_id": "com.dashedspace.analytics"}, now=1745000000000,
+                      options={"ocsp_responses": [ocsp_b64("good")]}, expect="valid"))
+    cases.append(Case("receipt ocsp required, no answer", "receipt", "receipt-result", apple,
+                      config={"bundle_id": "com.dashedspace.analytics", "revocation": "required"}, now=1745000000000,
+                      expect="revocation_unknown"))
+    der, config, options, now = revoked_receipt()
+    cases.append(Case("receipt ocsp off, throwaway chain", "receipt", "receipt-result", input_bytes=der,
+                      config=config, now=now, expect="valid"))
+    cases.append(Case("receipt ocsp off, revoked", "receipt", "receipt-result", input_bytes=der, config=config,
+                      options=options, now=now, expect="revoked"))
+    return cases
+
+
 # Members whose values are names the manual must explain (not free text, ids or dates).
 ENUMERATED = {"verdict", "state", "action", "kind", "period", "ownership", "expiration_reason", "rule", "style",
               "digest", "signature", "type", "environment", "status"}
@@ -717,7 +828,7 @@ def main() -> int:
         failures.append(msg)
 
     cases = (real_receipt_cases() + xcode_cases() + fakepki_cases() + hostile_cases() + response_cases()
-             + entitlement_cases() + jws_cases() + shared_expectation_cases() + api_cases())
+             + entitlement_cases() + jws_cases() + shared_expectation_cases() + api_cases() + revocation_cases())
     manual_probes: list[Case] = []
 
     # The duplicate-notification case needs the UUID of the notification it replays.
