@@ -2,7 +2,8 @@
 
 extension ReceiptReport {
     /// The full result document.
-    public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil) -> [UInt8] {
+    /// - Parameter inspected: `inspect`'s document, which verifies nothing and has no revocation.
+    public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil, inspected: Bool = false) -> [UInt8] {
         var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
         w.beginObject()
         w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
@@ -13,6 +14,9 @@ extension ReceiptReport {
         w.endObject()
         w.key("receipt")
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }
+        // Also at the top: a receipt refused for revocation has no `signing`, and the host
+        // needs the request to fetch the answer. (`inspect` verifies nothing: none there.)
+        if !inspected { w.revocation(revocation) }
         w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.bytes

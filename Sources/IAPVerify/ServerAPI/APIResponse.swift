@@ -59,6 +59,8 @@ public struct APIResponseReport: Sendable {
     public var orderStatus: Int64?
     /// The answer's unsigned top-level fields (test notification token, extension results...).
     public var unsignedJSON: [UInt8]?
+    /// OCSP facts of the first signed item's certificate (or of the item that was refused).
+    public var revocation: RevocationReport?
     public var entitlements: EntitlementReport?
 
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
@@ -295,6 +297,7 @@ extension Verifier {
             return r
         } catch let e as APIItemFailure {
             r.refuse(e.verdict, e.reason)
+            r.revocation = e.revocation
             return r
         } catch {
             r.refuse(.malformed, "the answer could not be read")
@@ -306,6 +309,7 @@ extension Verifier {
             return r
         }
         r.signedItems = walker.verified
+        r.revocation = walker.revocation
         r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.renewalInfo, options: options, nowMs: nowMs)
         r.action = r.nextPage == nil ? .accept : .nextPage
         r.judgement = Judgement(.valid, "\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.apiEnvironment.rawValue)"
@@ -341,7 +345,12 @@ struct APIShapeError: Error {
 struct APIItemFailure: Error {
     let verdict: Verdict
     let reason: String
-    init(_ verdict: Verdict, _ reason: String) { self.verdict = verdict; self.reason = reason }
+    var revocation: RevocationReport?
+    init(_ verdict: Verdict, _ reason: String, revocation: RevocationReport? = nil) {
+        self.verdict = verdict
+        self.reason = reason
+        self.revocation = revocation
+    }
 }
 
 /// Verifies each signed item of an answer with the verifier's JWS rules, and checks that it
@@ -352,11 +361,15 @@ struct SignedItemWalker {
     let nowMs: Int64
     let ocsp: [[UInt8]]
     var verified = 0
+    var revocation: RevocationReport?
 
     private mutating func verify(_ text: JSONValue?, _ where_: String, kind: JWSKind) throws -> JWSReport {
         guard let token = text?.string else { throw APIShapeError("\(where_) must be a JWS string") }
         let report = Array(token.utf8).withUnsafeBytes { verifier.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0, ocsp: ocsp) }
-        guard report.isValid else { throw APIItemFailure(report.verdict, "\(where_): \(report.judgement.reason)") }
+        guard report.isValid else {
+            throw APIItemFailure(report.verdict, "\(where_): \(report.judgement.reason)", revocation: report.revocation)
+        }
+        if revocation == nil { revocation = report.revocation }
         guard report.kind == kind else { throw APIItemFailure(.malformed, "\(where_) is not a signed \(kind.rawValue)") }
         guard report.environment == expected || report.environment == nil && kind == .renewalInfo else {
             throw APIItemFailure(.environmentRejected,

@@ -53,6 +53,7 @@ extension APIResponseReport {
         Self.write(statuses, into: &w)
         w.key("status_disagreements")
         Self.write(statusDisagreements, into: &w)
+        w.revocation(revocation)
         w.key("unsigned")
         if let u = unsignedJSON { w.rawJSON(u) } else { w.null() }
         w.grants(entitlements, valid: isValid)

@@ -92,8 +92,7 @@ enum OCSPCheck {
                     return (status, "the responder says good at \(RFC3339.format(thisUpdate))"
                         + (nextUpdate.map { ", until \(RFC3339.format($0))" } ?? ""))
                 case .revoked(let at):
-                    return (status, "the responder says the signing certificate was revoked"
-                        + (at.map { " at \(RFC3339.format($0))" } ?? ""))
+                    return (status, "its OCSP responder says so" + (at.map { ", since \(RFC3339.format($0))" } ?? ""))
                 default:
                     return (status, "")
                 }
