@@ -111,22 +111,29 @@ public func iapv_status_name(_ s: Int32) -> UnsafePointer<CChar> {
 
 // MARK: - Verifier
 
-@_cdecl("iapv_verifier_new")
-public func iapv_verifier_new(_ config: UnsafePointer<CChar>?, _ len: Int,
-                              _ out: UnsafeMutablePointer<OpaquePointer?>?,
-                              _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+/// The shared shape of the two constructors: check the arguments, build from JSON, retain.
+private func newHandle<T: AnyObject>(_ config: UnsafePointer<CChar>?, _ len: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                     _ err: UnsafeMutablePointer<iapv_error>?,
+                                     _ make: (UnsafeRawBufferPointer) throws(IAPVFailure) -> T) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let json = buffer(config, len), len > 0 else {
         return fail(err, IAPVFailure(.invalidArgument, "config_json must not be NULL or empty"))
     }
     do {
-        let v = try Verifier(json: json)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(v).toOpaque())
+        let handle = try make(json)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
         return 0
     } catch {
         return fail(err, error)
     }
+}
+
+@_cdecl("iapv_verifier_new")
+public func iapv_verifier_new(_ config: UnsafePointer<CChar>?, _ len: Int,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                              _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    newHandle(config, len, out, err) { (json) throws(IAPVFailure) in try Verifier(json: json) }
 }
 
 @_cdecl("iapv_verifier_free")
@@ -246,18 +253,7 @@ private func built(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMu
 public func iapv_signer_new(_ config: UnsafePointer<CChar>?, _ len: Int,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
-    out.pointee = nil
-    guard let json = buffer(config, len), len > 0 else {
-        return fail(err, IAPVFailure(.invalidArgument, "config_json must not be NULL or empty"))
-    }
-    do {
-        let s = try Signer(json: json)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(s).toOpaque())
-        return 0
-    } catch {
-        return fail(err, error)
-    }
+    newHandle(config, len, out, err) { (json) throws(IAPVFailure) in try Signer(json: json) }
 }
 
 @_cdecl("iapv_signer_free")

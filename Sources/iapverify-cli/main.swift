@@ -280,6 +280,32 @@ struct JWSCommand: ParsableCommand {
     }
 }
 
+/// The options of the commands that sign with the developer's key.
+struct SignerOptions: ParsableArguments {
+    @Option(name: .long, help: "Signer JSON file: private_key_pem, key_id, issuer_id, bundle_id.")
+    var signer: String
+
+    @Option(name: .long, help: "Signing time: Unix milliseconds or RFC 3339 (default: the system clock).")
+    var now: String?
+
+    @Flag(name: .long, help: "Indent the result JSON.")
+    var pretty = false
+
+    /// Reads FILE, builds the signer, runs `make` on the file's bytes and prints its result.
+    func run(_ file: String, _ make: (Signer, UnsafeRawBufferPointer, Int64) throws(IAPVFailure) -> [UInt8]) throws {
+        let input = try IO.read(file)
+        let config = try IO.read(signer)
+        let nowMs = try VerifierOptions.parseNow(now)
+        do {
+            let s = try config.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
+            let json = try input.withUnsafeBytes { raw throws(IAPVFailure) in try make(s, raw, nowMs) }
+            IO.printJSON(json, pretty: pretty)
+        } catch let failure as IAPVFailure {
+            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
+        }
+    }
+}
+
 struct APIRequestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "api-request", abstract: "Build the exact HTTP request for an App Store Server API call (no network).",
@@ -288,26 +314,10 @@ struct APIRequestCommand: ParsableCommand {
     @Argument(help: "Call JSON file, e.g. {\"endpoint\": \"transaction_history\", \"transaction_id\": \"...\"}, or - for stdin.")
     var file: String
 
-    @Option(name: .long, help: "Signer JSON file: private_key_pem, key_id, issuer_id, bundle_id.")
-    var signer: String
-
-    @Option(name: .long, help: "Current time for the token: Unix milliseconds or RFC 3339 (default: the system clock).")
-    var now: String?
-
-    @Flag(name: .long, help: "Indent the result JSON.")
-    var pretty = false
+    @OptionGroup var signing: SignerOptions
 
     func run() throws {
-        let call = try IO.read(file)
-        let config = try IO.read(signer)
-        let nowMs = try VerifierOptions.parseNow(now)
-        do {
-            let s = try config.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
-            let request = try call.withUnsafeBytes { raw throws(IAPVFailure) in try s.apiRequest(raw, nowMs: nowMs) }
-            IO.printJSON(request.resultJSON(), pretty: pretty)
-        } catch let failure as IAPVFailure {
-            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
-        }
+        try signing.run(file) { (s, raw, nowMs) throws(IAPVFailure) in try s.apiRequest(raw, nowMs: nowMs).resultJSON() }
     }
 }
 
@@ -319,26 +329,10 @@ struct SignCommand: ParsableCommand {
     @Argument(help: "Signature request JSON file, or - for stdin.")
     var file: String
 
-    @Option(name: .long, help: "Signer JSON file: private_key_pem, key_id, issuer_id, bundle_id.")
-    var signer: String
-
-    @Option(name: .long, help: "Signing time: Unix milliseconds or RFC 3339 (default: the system clock).")
-    var now: String?
-
-    @Flag(name: .long, help: "Indent the result JSON.")
-    var pretty = false
+    @OptionGroup var signing: SignerOptions
 
     func run() throws {
-        let request = try IO.read(file)
-        let config = try IO.read(signer)
-        let nowMs = try VerifierOptions.parseNow(now)
-        do {
-            let s = try config.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
-            let signed = try request.withUnsafeBytes { raw throws(IAPVFailure) in try s.sign(raw, nowMs: nowMs) }
-            IO.printJSON(signed.resultJSON(), pretty: pretty)
-        } catch let failure as IAPVFailure {
-            throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
-        }
+        try signing.run(file) { (s, raw, nowMs) throws(IAPVFailure) in try s.sign(raw, nowMs: nowMs).resultJSON() }
     }
 }
 

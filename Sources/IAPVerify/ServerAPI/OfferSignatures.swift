@@ -100,12 +100,6 @@ extension Signer {
             guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
             return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: nowMs, signature: Base64.encode(der), jws: nil)
         case .promotionalOffer, .introductoryOfferEligibility, .advancedCommerceRequest:
-            var h = JSONWriter(capacity: 64)
-            h.beginObject()
-            h.field("alg", "ES256")
-            h.field("kid", keyID)
-            h.field("typ", "JWT")
-            h.endObject()
             var p = JSONWriter(capacity: 512)
             p.beginObject()
             p.field("iss", issuerID)
@@ -143,7 +137,7 @@ extension Signer {
                 break
             }
             p.endObject()
-            let jws = try compactJWS(header: h.bytes, payload: p.bytes)
+            let jws = try compactJWS(header: jwtHeader, payload: p.bytes)
             return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: (nowMs / 1000) * 1000, signature: nil, jws: jws)
         }
     }

@@ -162,6 +162,17 @@ public final class Signer: @unchecked Sendable {
         return Array(out.prefix(length))
     }
 
+    /// The JOSE header of every token this signer makes: ES256, its key id, JWT.
+    var jwtHeader: [UInt8] {
+        var h = JSONWriter(capacity: 64)
+        h.beginObject()
+        h.field("alg", "ES256")
+        h.field("kid", keyID)
+        h.field("typ", "JWT")
+        h.endObject()
+        return h.bytes
+    }
+
     /// A compact JWS of `header` and `payload` (JSON objects this library wrote), signed ES256.
     func compactJWS(header: [UInt8], payload: [UInt8]) throws(IAPVFailure) -> String {
         let input = Base64.encodeURL(header) + "." + Base64.encodeURL(payload)
@@ -194,12 +205,6 @@ extension Signer {
             throw .argument("the token lifetime must be 1-3600 seconds (Apple refuses longer), got \(lifetimeSeconds)")
         }
         let iat = nowMs / 1000
-        var h = JSONWriter(capacity: 64)
-        h.beginObject()
-        h.field("alg", "ES256")
-        h.field("kid", keyID)
-        h.field("typ", "JWT")
-        h.endObject()
         var p = JSONWriter(capacity: 160)
         p.beginObject()
         p.field("iss", issuerID)
@@ -208,7 +213,7 @@ extension Signer {
         p.field("aud", "appstoreconnect-v1")
         p.field("bid", bundleID)
         p.endObject()
-        let jwt = try compactJWS(header: h.bytes, payload: p.bytes)
+        let jwt = try compactJWS(header: jwtHeader, payload: p.bytes)
         return APIToken(token: jwt, issuedAtMs: iat * 1000, expiresAtMs: (iat + lifetimeSeconds) * 1000)
     }
 }

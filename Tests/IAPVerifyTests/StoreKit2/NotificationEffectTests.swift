@@ -278,7 +278,7 @@ final class NotificationEffectTests: XCTestCase {
         let end = t0 + 100 * d
         let inOrder = try state(after: tokens, at: end)
         XCTAssertTrue(inOrder.contains("\"state\":\"expired\""), inOrder)
-        var generator = SplitMix(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let atReversal = try state(after: Array(tokens.prefix(8)), at: t0 + 76 * d)
         for round in 0..<5 {
             var shuffled = tokens + (round % 2 == 0 ? tokens : [])
@@ -288,18 +288,5 @@ final class NotificationEffectTests: XCTestCase {
             firstEight.shuffle(using: &generator)
             XCTAssertEqual(try state(after: firstEight, at: t0 + 76 * d), atReversal, "round \(round) at the reversal")
         }
-    }
-}
-
-/// A fixed-seed generator: the shuffles are the same on every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
