@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Revocation end to end: OpenSSL's own OCSP responder on 127.0.0.1 answers for the fake PKI of
-# Tests/shared/fakeapple/ocsp. The CLI prints the leaf's request and responder; the answer goes
-# back in --options ocsp_responses (openssl ocsp cannot bind one address; the test talks to 127.0.0.1). Good, then revoked (the responder's index rewritten), then none
-# under "revocation": "required". The responder signs at the real time, so --now is the clock.
+# Revocation end to end: OpenSSL's own OCSP responder answers for the fake PKI of
+# Tests/shared/fakeapple/ocsp (it listens on every address; the test talks to 127.0.0.1). The CLI
+# prints the leaf's request and responder; the answer goes back in --options ocsp_responses.
+# Under "revocation": "required": no answer, good, the good answer read past its nextUpdate
+# (stale), unknown (the responder's index names another certificate), revoked (index rewritten),
+# and a forged answer. The responder signs at the real time, so --now is the clock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CLI=build/bin/iapverify
@@ -47,10 +49,10 @@ print(base64.b64encode(urllib.request.urlopen(req, timeout=10).read()).decode())
 PY
 }
 
-verdict() {  # $1: options file or empty
-  local rc=0
-  if [ -n "$1" ]; then "$CLI" jws "$TOKEN" --config "$TMP/config.json" --now "$NOW" --options "$1" > "$TMP/out.json" || rc=$?
-  else "$CLI" jws "$TOKEN" --config "$TMP/config.json" --now "$NOW" > "$TMP/out.json" || rc=$?; fi
+verdict() {  # $1: options file or empty; $2: the time to check at (default now)
+  local rc=0 at=${2:-$NOW}
+  if [ -n "$1" ]; then "$CLI" jws "$TOKEN" --config "$TMP/config.json" --now "$at" --options "$1" > "$TMP/out.json" || rc=$?
+  else "$CLI" jws "$TOKEN" --config "$TMP/config.json" --now "$at" > "$TMP/out.json" || rc=$?; fi
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], r["revocation"]["status"])' "$TMP/out.json"
   return 0
 }
@@ -64,6 +66,18 @@ printf 'V\t450101000000Z\t\t%s\tunknown\t/CN=leaf\n' "$serial" > "$TMP/index.txt
 start_responder "$TMP/index.txt"
 printf '{"ocsp_responses": ["%s"]}' "$(fetch)" > "$TMP/good.json"
 [ "$(verdict "$TMP/good.json")" = "valid good" ] || fail "expected valid/good: $(cat "$TMP/out.json")"
+stop_responder
+
+echo "-- the same good answer, read 8 days later (past its nextUpdate, -ndays 7): stale"
+[ "$(verdict "$TMP/good.json" $((NOW + 8 * 86400000)))" = "revocation_unknown unknown" ] \
+  || fail "expected revocation_unknown for a stale answer: $(cat "$TMP/out.json")"
+grep -q stale "$TMP/out.json" || fail "the reason does not say stale: $(cat "$TMP/out.json")"
+
+echo "-- the responder does not know the certificate (its index holds another serial): unknown"
+printf 'V\t450101000000Z\t\t%s\tunknown\t/CN=other\n' "0123456789ABCDEF" > "$TMP/index.txt"
+start_responder "$TMP/index.txt"
+printf '{"ocsp_responses": ["%s"]}' "$(fetch)" > "$TMP/unknown.json"
+[ "$(verdict "$TMP/unknown.json")" = "revocation_unknown unknown" ] || fail "expected revocation_unknown: $(cat "$TMP/out.json")"
 stop_responder
 
 echo "-- the responder says revoked"
