@@ -5,18 +5,18 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 VERSION=$(cat "$ROOT/VERSION")
-ROCKSPEC="lua-resty-iapverify-$VERSION-1.rockspec"
+ROCK_FILE="lua-resty-iapverify-$VERSION-1.rockspec"
 cd "$ROOT/bindings/lua"
-[ -f "$ROCKSPEC" ] || { echo "lua-rock FAILED: bindings/lua/$ROCKSPEC missing (the rockspec must follow VERSION)" >&2; exit 1; }
-ls lua-resty-iapverify-*.rockspec | grep -v -x -F "$ROCKSPEC" && { echo "lua-rock FAILED: stale rockspecs beside $ROCKSPEC" >&2; exit 1; }
+[ -f "$ROCK_FILE" ] || { echo "lua-rock FAILED: bindings/lua/$ROCK_FILE missing (the rockspec must follow VERSION)" >&2; exit 1; }
+ls lua-resty-iapverify-*.rockspec | grep -v -x -F "$ROCK_FILE" && { echo "lua-rock FAILED: stale rockspecs beside $ROCK_FILE" >&2; exit 1; }
 if ! command -v luarocks >/dev/null; then
   echo "lua-rock: SKIPPED: luarocks is not installed (apt-get install luarocks, or run scripts/bootstrap)"
   exit 0
 fi
-luarocks lint "$ROCKSPEC"
+luarocks lint "$ROCK_FILE"
 TREE="$ROOT/build/lua-tree"
 rm -rf "$TREE"
-luarocks --tree "$TREE" make --deps-mode none "$ROCKSPEC" > "$ROOT/build/lua-rock.log" 2>&1 \
+luarocks --tree "$TREE" make --deps-mode none "$ROCK_FILE" > "$ROOT/build/lua-rock.log" 2>&1 \
   || { cat "$ROOT/build/lua-rock.log"; echo "lua-rock FAILED: luarocks make" >&2; exit 1; }
 LUA_PATH="$TREE/share/lua/5.1/?.lua;;" IAPVERIFY_LUA_INSTALLED=1 \
   luajit t/test.lua "$ROOT" "$ROOT/build/lib/libiapverify.so.1"
