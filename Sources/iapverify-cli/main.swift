@@ -35,7 +35,11 @@ enum IO {
     /// What a receipt command reads: DER, base64 or a PEM PKCS#7 block (decoded to its base64 body).
     /// Anything recognisably else (JSON, another PEM block, nothing) is a usage error that names it.
     static func readReceipt(_ path: String, command: String) throws -> [UInt8] {
-        let input = try read(path)
+        try receipt(try read(path), from: path)
+    }
+
+    /// Bytes already read from `path` as a receipt: PEM unwrapped, JSON and empty input refused.
+    static func receipt(_ input: [UInt8], from path: String) throws -> [UInt8] {
         let name = display(path)
         var start = 0
         while start < input.count, input[start] == 0x20 || input[start] == 0x09 || input[start] == 0x0A || input[start] == 0x0D {
@@ -386,7 +390,7 @@ struct OCSPRequestCommand: ParsableCommand {
                 let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             } else {
-                let bytes = try IO.readReceipt(file, command: "ocsp-request")
+                let bytes = try IO.receipt(input, from: file)
                 let r = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyReceipt(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             }

@@ -478,7 +478,8 @@ struct APIAnswerShape {
     }
 }
 
-/// Apple's Retry-After on a 429: a UNIX time in milliseconds.
+/// Apple's Retry-After on a 429 (a UNIX time in milliseconds), and the backoff both Apple APIs
+/// (/verifyReceipt and the App Store Server API) fall back to.
 enum RetryAfter {
     enum Reading: Equatable {
         case absent

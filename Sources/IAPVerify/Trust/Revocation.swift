@@ -22,6 +22,8 @@ final class OCSPTarget: @unchecked Sendable {
     /// DER of an OCSPRequest for the leaf (SHA-1 certificate id, no nonce: Apple's responders
     /// answer cacheable requests, and the library keeps no state to match a nonce).
     let requestDER: [UInt8]
+    /// The same, base64, as every result carries it (encoded once per chain, not per call).
+    let requestBase64: String
     let responderURL: String?
 
     init?(leaf: X509Certificate, issuer: X509Certificate) {
@@ -33,6 +35,7 @@ final class OCSPTarget: @unchecked Sendable {
         let n = i2d_OCSP_REQUEST(request, &out)
         guard n > 0, let out else { ERR_clear_error(); return nil }
         requestDER = Array(UnsafeBufferPointer(start: out, count: Int(n)))
+        requestBase64 = Base64.encode(requestDER)
         cossl_openssl_free(out)
         if let url = cossl_ocsp_url(leaf.raw) {
             responderURL = String(cString: url)
@@ -169,7 +172,7 @@ extension Verifier {
             report.reason = "a one-certificate chain has no OCSP identity"
             return (report, config.revocation == .required ? (.revocationUnknown, "revocation is required, but " + report.reason) : nil)
         }
-        report.request = Base64.encode(target.requestDER)
+        report.request = target.requestBase64
         report.responderURL = target.responderURL
         let (status, why) = OCSPCheck.evaluate(responses, target: target, anchors: anchors, nowMs: nowMs)
         report.status = status

@@ -121,8 +121,7 @@ extension Verifier {
                                       status: s, action: .giveUp)
             }
             var r = ResponseReport(.temporarilyUnavailable, "status \(s) is temporary: retry later", status: s, action: .retryLater)
-            let shift = min(attempt - 1, 16)
-            r.retryAfterMs = min(1000 << shift, 60_000)
+            r.retryAfterMs = RetryAfter.backoff(attempt: attempt)
             return r
         default:
             return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject)
