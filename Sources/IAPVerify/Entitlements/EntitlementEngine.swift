@@ -88,15 +88,22 @@ public enum EntitlementEngine {
                 renewalByChain[r.originalTransactionID] = r
             }
         }
+        // The rule of each transaction's product, looked up once (the walks below use indices
+        // into `transactions`, so no purchase is copied while it is being judged).
+        let ruleOf: [ProductRule?] = transactions.map { rules[$0.productID] }
 
         var report = EntitlementReport()
-        report.purchases = transactions.map {
-            PurchaseRecord(transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
-                           productID: $0.productID, type: rules[$0.productID]?.type,
-                           quantity: $0.quantity, purchaseDateMs: $0.purchaseDateMs, revoked: $0.isRevoked(at: nowMs))
+        report.purchases.reserveCapacity(transactions.count)
+        for i in transactions.indices {
+            report.purchases.append(PurchaseRecord(
+                transactionID: transactions[i].transactionID, originalTransactionID: transactions[i].originalTransactionID,
+                productID: transactions[i].productID, type: ruleOf[i]?.type, quantity: transactions[i].quantity,
+                purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
         if catalog != nil {
-            report.unknownProducts = Array(Set(transactions.map(\.productID)).filter { rules[$0] == nil }).sorted()
+            var unknown = Set<String>()
+            for i in transactions.indices where ruleOf[i] == nil { unknown.insert(transactions[i].productID) }
+            report.unknownProducts = unknown.sorted()
         }
 
         // Every entitlement id, with the products that grant it.
@@ -104,36 +111,36 @@ public enum EntitlementEngine {
         for (product, rule) in rules {
             for e in rule.entitlements { grantors[e, default: []].append(product) }
         }
-        var byProduct: [String: [Transaction]] = [:]
-        for t in transactions { byProduct[t.productID, default: []].append(t) }
+        var byProduct: [String: [Int]] = [:]
+        for i in transactions.indices { byProduct[transactions[i].productID, default: []].append(i) }
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
-        var chainHead: [String: String] = [:]
-        var heads: [String: Transaction] = [:]
-        for t in transactions where rules[t.productID]?.type == .autoRenewable && !t.isRevoked(at: nowMs) {
-            if let h = heads[t.chainID], !expiryOrder(h, t) { continue }
-            heads[t.chainID] = t
+        var heads: [String: Int] = [:]
+        for i in transactions.indices where ruleOf[i]?.type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
+            let chain = transactions[i].chainID
+            if let h = heads[chain], !expiryOrder(transactions[h], transactions[i]) { continue }
+            heads[chain] = i
         }
-        for (chain, t) in heads { chainHead[chain] = t.transactionID }
 
         for (id, products) in grantors {
             var candidates: [Entitlement] = []
-            var chains: [String: [Transaction]] = [:]
+            var chains: [String: [Int]] = [:]
             for product in products {
                 guard let rule = rules[product], let txns = byProduct[product] else { continue }
                 switch rule.type {
                 case .autoRenewable:
-                    for t in txns { chains[t.chainID, default: []].append(t) }
+                    for i in txns { chains[transactions[i].chainID, default: []].append(i) }
                 case .nonConsumable:
-                    if let c = nonConsumable(id, product, rule, txns, nowMs) { candidates.append(c) }
+                    if let c = nonConsumable(id, product, rule, transactions, txns, nowMs) { candidates.append(c) }
                 case .nonRenewing:
-                    if let c = nonRenewing(id, product, rule, txns, nowMs) { candidates.append(c) }
+                    if let c = nonRenewing(id, product, rule, transactions, txns, nowMs) { candidates.append(c) }
                 case .consumable:
                     break
                 }
             }
             for (chainID, txns) in chains {
-                if let c = subscriptionChain(id, chainID, txns, renewalByChain[chainID], chainHead[chainID], rules, grace, nowMs) {
+                let head = heads[chainID].map { transactions[$0].transactionID }
+                if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID], head, rules, grace, nowMs) {
                     candidates.append(c)
                 }
             }
@@ -153,13 +160,23 @@ public enum EntitlementEngine {
 
     /// One record per transaction id, chosen without regard to input order.
     static func deduplicated(_ input: [Transaction]) -> [Transaction] {
-        var byID: [String: Transaction] = [:]
-        for t in input {
-            byID[t.transactionID] = byID[t.transactionID].map { Transaction.preferred($0, t) } ?? t
+        // Indices, not copies: a purchase is copied once, into the result.
+        var chosen: [String: Int] = [:]
+        chosen.reserveCapacity(input.count)
+        for i in input.indices {
+            if let j = chosen[input[i].transactionID] {
+                if Transaction.prefersSecond(input[j], input[i]) { chosen[input[i].transactionID] = i }
+            } else {
+                chosen[input[i].transactionID] = i
+            }
         }
-        return byID.values.sorted {
-            ($0.purchaseDateMs ?? Int64.min, $0.transactionID) < ($1.purchaseDateMs ?? Int64.min, $1.transactionID)
+        var order = Array(chosen.values)
+        order.sort { a, b in
+            let pa = input[a].purchaseDateMs ?? Int64.min, pb = input[b].purchaseDateMs ?? Int64.min
+            if pa != pb { return pa < pb }
+            return input[a].transactionID < input[b].transactionID
         }
+        return order.map { input[$0] }
     }
 
     private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
@@ -186,11 +203,11 @@ public enum EntitlementEngine {
     // MARK: - Auto-renewable subscriptions (§7.1)
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
-    private static func subscriptionChain(_ id: String, _ chainID: String, _ txns: [Transaction], _ renewal: RenewalInfo?,
-                                          _ head: String?, _ rules: [String: ProductRule], _ grace: GracePeriodPolicy,
-                                          _ now: Int64) -> Entitlement? {
-        let remaining = txns.filter { !$0.isRevoked(at: now) }
-        let current = remaining.max(by: expiryOrder)
+    private static func subscriptionChain(_ id: String, _ chainID: String, _ all: [Transaction], _ indices: [Int],
+                                          _ renewal: RenewalInfo?, _ head: String?, _ rules: [String: ProductRule],
+                                          _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
+        let byExpiry = { (a: Int, b: Int) in expiryOrder(all[a], all[b]) }
+        let current = indices.filter { !all[$0].isRevoked(at: now) }.max(by: byExpiry).map { all[$0] }
         func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: String,
                   reason: String) -> Entitlement {
             Entitlement(
@@ -208,12 +225,13 @@ public enum EntitlementEngine {
                             + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
         }
         // A revoked transaction that would cover now: the chain ended by refund or upgrade.
-        let revoked = txns.filter { $0.isRevoked(at: now) }
+        let revoked = indices.filter { all[$0].isRevoked(at: now) }
         let covering = revoked.filter {
-            guard let e = $0.expiresDateMs else { return false }
-            return ($0.purchaseDateMs ?? Int64.min) <= now && now < e
-        }.max(by: expiryOrder)
-        if let r = covering ?? (current == nil ? revoked.max(by: expiryOrder) : nil) {
+            guard let e = all[$0].expiresDateMs else { return false }
+            return (all[$0].purchaseDateMs ?? Int64.min) <= now && now < e
+        }.max(by: byExpiry)
+        if let ri = covering ?? (current == nil ? revoked.max(by: byExpiry) : nil) {
+            let r = all[ri]
             var e = make(r, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
                          rule: covering != nil ? "auto_renewable.revoked_covers_now" : "auto_renewable.all_revoked",
                          reason: r.isUpgraded
@@ -290,24 +308,26 @@ public enum EntitlementEngine {
                     revocationType: t.isRevoked(at: Int64.max) ? t.commerce.revocationType : nil)
     }
 
-    private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ txns: [Transaction],
-                                      _ now: Int64) -> Entitlement? {
-        let owned = txns.filter { !$0.isRevoked(at: now) && ($0.purchaseDateMs ?? Int64.min) <= now }
-        if let t = owned.max(by: purchaseOrder) {
-            let rebought = txns.contains { $0.isRevoked(at: now) }
+    private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
+                                      _ indices: [Int], _ now: Int64) -> Entitlement? {
+        let byPurchase = { (a: Int, b: Int) in purchaseOrder(all[a], all[b]) }
+        let owned = indices.filter { !all[$0].isRevoked(at: now) && (all[$0].purchaseDateMs ?? Int64.min) <= now }
+        if let t = owned.max(by: byPurchase).map({ all[$0] }) {
+            let rebought = indices.contains { all[$0].isRevoked(at: now) }
             return plain(id, t, .owned, active: true, expires: nil, rule: rebought ? "non_consumable.rebought_after_refund" : "non_consumable.owned",
                          reason: rebought ? "\(product) was refunded once and bought again" : "\(product) is owned")
         }
-        if let t = txns.filter({ $0.isRevoked(at: now) }).max(by: purchaseOrder) {
+        if let t = indices.filter({ all[$0].isRevoked(at: now) }).max(by: byPurchase).map({ all[$0] }) {
             return plain(id, t, .refunded, active: false, expires: nil, rule: "non_consumable.revoked",
                          reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
         }
         return nil
     }
 
-    private static func nonRenewing(_ id: String, _ product: String, _ rule: ProductRule, _ txns: [Transaction],
-                                    _ now: Int64) -> Entitlement? {
+    private static func nonRenewing(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
+                                    _ indices: [Int], _ now: Int64) -> Entitlement? {
         guard let duration = rule.durationMs else { return nil }
+        let txns = indices.map { all[$0] }  // a window product has few purchases
         func end(_ t: Transaction) -> Int64? {
             guard let p = t.purchaseDateMs else { return nil }
             let (e, overflow) = p.addingReportingOverflow(duration)

@@ -136,24 +136,25 @@ extension Transaction {
 
     /// When two records share a transaction id, the one that revokes or reaches further wins,
     /// so the choice never depends on input order and never grants more than either record.
-    static func preferred(_ a: Transaction, _ b: Transaction) -> Transaction {
+    /// True when `b` wins over `a`.
+    static func prefersSecond(_ a: Transaction, _ b: Transaction) -> Bool {
         // Two statements Apple signed at different times: the later one is Apple's current word
         // (a refund reversed, a renewal date extended). Unsigned records fall to the rules below.
-        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return x > y ? a : b }
+        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return y > x }
         switch (a.cancellationDateMs, b.cancellationDateMs) {
-        case (let x?, let y?): if x != y { return x < y ? a : b }
-        case (.some, nil): return a
-        case (nil, .some): return b
+        case (let x?, let y?): if x != y { return y < x }
+        case (.some, nil): return false
+        case (nil, .some): return true
         case (nil, nil): break
         }
-        if a.isUpgraded != b.isUpgraded { return a.isUpgraded ? a : b }
+        if a.isUpgraded != b.isUpgraded { return b.isUpgraded }
         switch (a.expiresDateMs, b.expiresDateMs) {
-        case (let x?, let y?): if x != y { return x > y ? a : b }
-        case (.some, nil): return a
-        case (nil, .some): return b
+        case (let x?, let y?): if x != y { return y > x }
+        case (.some, nil): return false
+        case (nil, .some): return true
         case (nil, nil): break
         }
-        return a.ownershipType ?? "" >= b.ownershipType ?? "" ? a : b
+        return !((a.ownershipType ?? "") >= (b.ownershipType ?? ""))
     }
 }
 

@@ -3,32 +3,88 @@
 
 import COpenSSL
 
-/// An append-only JSON emitter. Callers write keys and values in order; commas are automatic.
+/// Owns the writer's heap block, so that a writer can stay a plain struct (its cursor and
+/// capacity are struct fields: no reference counting or exclusivity checks per byte written).
+private final class WriterStorage {
+    var base: UnsafeMutablePointer<UInt8>
+    init(capacity: Int) { base = .allocate(capacity: capacity) }
+    deinit { base.deallocate() }
+}
+
+/// An append-only JSON emitter into one growing buffer. Callers write keys and values in order;
+/// commas are automatic. A writer is not meant to be copied: copies share one buffer.
 struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+    private let storage: WriterStorage
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
     private var first = true
     private var afterKey = false
 
-    init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 1024) {
+        self.capacity = max(capacity, 64)
+        storage = WriterStorage(capacity: self.capacity)
+        base = storage.base
+    }
+
+    /// The JSON written so far.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Room for `n` more bytes: the buffer at least doubles, so appends stay amortised O(1).
+    @inline(__always) private mutating func reserve(_ n: Int) {
+        if capacity - count < n { grow(n) }
+    }
+
+    private mutating func grow(_ n: Int) {
+        let newCapacity = max(capacity * 2, count + n)
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.update(from: base, count: count)
+        base.deallocate()
+        storage.base = bigger
+        base = bigger
+        capacity = newCapacity
+    }
+
+    @inline(__always) private mutating func put(_ b: UInt8) {
+        reserve(1)
+        base[count] = b
+        count += 1
+    }
+
+    private mutating func put(_ p: UnsafeRawBufferPointer) {
+        guard let src = p.baseAddress, p.count > 0 else { return }
+        reserve(p.count)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: src, byteCount: p.count)
+        count += p.count
+    }
+
+    private mutating func put(_ p: UnsafeBufferPointer<UInt8>) { put(UnsafeRawBufferPointer(p)) }
+
+    private mutating func put(_ literal: StaticString) {
+        put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
 
     private mutating func separate() {
         if afterKey { afterKey = false; return }
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        if !first { put(UInt8(ascii: ",")) }
         first = false
     }
 
-    mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); first = true }
-    mutating func endObject() { bytes.append(UInt8(ascii: "}")); first = false }
-    mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); first = true }
-    mutating func endArray() { bytes.append(UInt8(ascii: "]")); first = false }
+    mutating func beginObject() { separate(); put(UInt8(ascii: "{")); first = true }
+    mutating func endObject() { put(UInt8(ascii: "}")); first = false }
+    mutating func beginArray() { separate(); put(UInt8(ascii: "[")); first = true }
+    mutating func endArray() { put(UInt8(ascii: "]")); first = false }
 
     /// Keys are literals, copied as raw bytes: they never need escaping.
     mutating func key(_ k: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let n = k.utf8CodeUnitCount
+        reserve(n + 3)
+        base[count] = UInt8(ascii: "\"")
+        (base + count + 1).update(from: k.utf8Start, count: n)
+        base[count + n + 1] = UInt8(ascii: "\"")
+        base[count + n + 2] = UInt8(ascii: ":")
+        count += n + 3
         afterKey = true
     }
 
@@ -36,54 +92,54 @@ struct JSONWriter {
     mutating func key(_ k: String) {
         separate()
         appendQuoted(k)
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: ":"))
         afterKey = true
     }
 
     mutating func string(_ s: String) { separate(); appendQuoted(s) }
     mutating func string(_ s: String?) { if let s { string(s) } else { null() } }
+
+    /// A string given as UTF-8 bytes (escaped like any string).
+    mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) { separate(); appendQuoted(bytes) }
+
     mutating func int(_ v: Int64) {
         separate()
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        reserve(20)
+        if v < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var magnitude = v.magnitude
-        var digits: (UInt64, UInt64) = (0, 0)  // up to 20 digits, written right to left
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buf in
-            repeat {
-                buf[15 - count] = UInt8(48 + magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0 && count < 16
-            if magnitude > 0 {  // more than 16 digits: finish with the slow path
-                bytes.append(contentsOf: String(magnitude).utf8)
-            }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[(16 - count)..<16]))
-        }
+        var digits = 1
+        var probe = magnitude
+        while probe >= 10 { probe /= 10; digits += 1 }
+        var at = count + digits - 1
+        repeat {
+            base[at] = UInt8(truncatingIfNeeded: 48 + magnitude % 10)
+            magnitude /= 10
+            at -= 1
+        } while magnitude > 0
+        count += digits
     }
     mutating func int(_ v: Int64?) { if let v { int(v) } else { null() } }
-    mutating func bool(_ v: Bool) { separate(); bytes.append(contentsOf: (v ? "true" : "false").utf8) }
+    mutating func bool(_ v: Bool) { separate(); put(v ? "true" : "false") }
     mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
-    mutating func null() { separate(); bytes.append(contentsOf: "null".utf8) }
+    mutating func null() { separate(); put("null") }
 
-    /// A JSON string holding `raw` as standard base64 (OpenSSL's encoder, via a scratch buffer).
+    /// A JSON string holding `raw` as standard base64 (OpenSSL's encoder, straight into the buffer).
     mutating func base64<C: Collection>(_ raw: C) where C.Element == UInt8 {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        let count = raw.count
-        if count > 0, count < Int(Int32.max) / 2 {
-            let needed = (count + 2) / 3 * 4 + 1
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: needed) { out in
-                guard let base = out.baseAddress else { return }
-                let n = raw.withContiguousStorageIfAvailable { EVP_EncodeBlock(base, $0.baseAddress, Int32($0.count)) }
-                    ?? Array(raw).withUnsafeBufferPointer { EVP_EncodeBlock(base, $0.baseAddress, Int32($0.count)) }
-                bytes.append(contentsOf: UnsafeBufferPointer(start: base, count: Int(max(0, n))))
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        let n = raw.count
+        guard n > 0, n < Int(Int32.max) / 2 else { put("\"\""); return }
+        let needed = (n + 2) / 3 * 4 + 1
+        reserve(needed + 2)
+        base[count] = UInt8(ascii: "\"")
+        let out = base + count + 1
+        let written = raw.withContiguousStorageIfAvailable { EVP_EncodeBlock(out, $0.baseAddress, Int32($0.count)) }
+            ?? Array(raw).withUnsafeBufferPointer { EVP_EncodeBlock(out, $0.baseAddress, Int32($0.count)) }
+        count += 1 + Int(max(0, written))
+        put(UInt8(ascii: "\""))
     }
 
     /// Appends an already-serialised JSON value verbatim.
-    mutating func rawJSON(_ json: [UInt8]) { separate(); bytes.append(contentsOf: json) }
+    mutating func rawJSON(_ json: [UInt8]) { separate(); json.withUnsafeBytes { put($0) } }
 
     mutating func field(_ k: StaticString, _ v: String?) { key(k); string(v) }
     /// A member written only when it has a value (fields some sources never carry).
@@ -94,31 +150,33 @@ struct JSONWriter {
     mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 
     private mutating func appendQuoted(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
         var s = s
-        let clean = s.withUTF8 { utf8 -> Bool in
-            // Fast path: nothing to escape, copy the bytes at once.
-            for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if clean {
-            bytes.append(UInt8(ascii: "\""))
+        s.withUTF8 { appendQuoted($0) }
+    }
+
+    private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        put(UInt8(ascii: "\""))
+        // Fast path: nothing to escape, copy the bytes at once.
+        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            put(utf8)
+            put(UInt8(ascii: "\""))
             return
         }
-        for b in s.utf8 {
+        let hex: StaticString = "0123456789abcdef"
+        for b in utf8 {
             switch b {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case UInt8(ascii: "\""): put("\\\"")
+            case UInt8(ascii: "\\"): put("\\\\")
+            case 0x0A: put("\\n")
+            case 0x0D: put("\\r")
+            case 0x09: put("\\t")
             case 0..<0x20, 0x7F:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
-            default: bytes.append(b)
+                put("\\u00")
+                put(hex.utf8Start[Int(b >> 4)])
+                put(hex.utf8Start[Int(b & 0xF)])
+            default: put(b)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        put(UInt8(ascii: "\""))
     }
 }
