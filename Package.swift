@@ -30,11 +30,17 @@ let package = Package(
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
+        // simdjson (Debian's libsimdjson-dev) behind a small C API: the JSON bodies Apple sends.
+        .target(
+            name: "CJSONTape",
+            path: "Sources/CJSONTape",
+            linkerSettings: [.linkedLibrary("simdjson")]
+        ),
         // Include/iapverify.h as a module: the C boundary builds against the header it implements.
         .systemLibrary(name: "CIAPVerifyHeader"),
         .target(
             name: "IAPVerify",
-            dependencies: ["COpenSSL", "CJansson", .product(name: "SwiftASN1", package: "swift-asn1")],
+            dependencies: ["COpenSSL", "CJansson", "CJSONTape", .product(name: "SwiftASN1", package: "swift-asn1")],
             exclude: ["README.md"] + ["Receipt", "Trust", "Policy", "VerifyReceipt", "StoreKit2", "Entitlements", "JSON",
                                       "Encoding", "Verifier", "ServerAPI"].map { "\($0)/README.md" }
         ),
@@ -62,5 +68,6 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

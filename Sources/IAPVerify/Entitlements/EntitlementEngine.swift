@@ -239,7 +239,7 @@ public enum EntitlementEngine {
                             : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
                                 + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""))
             e.cancellationReason = r.isUpgraded ? nil : r.cancellationReason
-            e.revocationType = r.isUpgraded ? nil : r.commerce.revocationType
+            e.revocationType = r.isUpgraded ? nil : r.revocationType
             e.priceIncrease = nil
             return e
         }
@@ -305,7 +305,7 @@ public enum EntitlementEngine {
                     ownership: ownership(t), expirationReason: nil,
                     cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason,
                     evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1),
-                    revocationType: t.isRevoked(at: Int64.max) ? t.commerce.revocationType : nil)
+                    revocationType: t.isRevoked(at: Int64.max) ? t.revocationType : nil)
     }
 
     private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],

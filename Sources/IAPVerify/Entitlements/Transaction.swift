@@ -21,8 +21,19 @@ public struct Transaction: Sendable, Equatable {
     public var webOrderLineItemID: String?
     public var promotionalOfferID: String?
     public var subscriptionGroupIdentifier: String?
-    /// StoreKit 2 and App Store Server API fields (nil for receipts and /verifyReceipt).
-    public var commerce = CommerceFields()
+    /// StoreKit 2 and App Store Server API fields (empty for receipts and /verifyReceipt).
+    public var commerce: CommerceFields {
+        get { commerceBox?.fields ?? CommerceFields() }
+        set { commerceBox = newValue.isEmpty ? nil : CommerceBox(newValue) }
+    }
+    /// Kept out of line: most purchases (receipts, /verifyReceipt) carry none, and a small
+    /// Transaction is cheap to move through arrays.
+    private var commerceBox: CommerceBox?
+
+    /// When Apple signed this statement (StoreKit 2), read without copying the commerce fields.
+    var signedDateMs: Int64? { commerceBox?.fields.signedDateMs }
+    var revocationType: String? { commerceBox?.fields.revocationType }
+    var hasCommerce: Bool { commerceBox != nil }
 
     public init(transactionID: String, productID: String) {
         self.transactionID = transactionID
@@ -36,6 +47,13 @@ public struct Transaction: Sendable, Equatable {
         guard let c = cancellationDateMs else { return false }
         return c <= nowMs
     }
+}
+
+/// Immutable, shared by copies of a Transaction (replaced whole on every change).
+private final class CommerceBox: Equatable, Sendable {
+    let fields: CommerceFields
+    init(_ fields: CommerceFields) { self.fields = fields }
+    static func == (a: CommerceBox, b: CommerceBox) -> Bool { a.fields == b.fields }
 }
 
 /// Apple's pending renewal info for one subscription chain.
@@ -140,7 +158,7 @@ extension Transaction {
     static func prefersSecond(_ a: Transaction, _ b: Transaction) -> Bool {
         // Two statements Apple signed at different times: the later one is Apple's current word
         // (a refund reversed, a renewal date extended). Unsigned records fall to the rules below.
-        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return y > x }
+        if let x = a.signedDateMs, let y = b.signedDateMs, x != y { return y > x }
         switch (a.cancellationDateMs, b.cancellationDateMs) {
         case (let x?, let y?): if x != y { return y < x }
         case (.some, nil): return false

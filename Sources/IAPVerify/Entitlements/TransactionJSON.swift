@@ -3,10 +3,10 @@
 // are also the normalised names of the result JSON.
 
 enum TransactionJSON {
-    static func transaction(_ v: JSONValue, path: String) throws(FieldProblem) -> Transaction {
-        let f = try FieldReader(v, path: path)
-        guard let id = try f.string("transaction_id") else { throw FieldProblem(message: "\(path).transaction_id is missing") }
-        guard let product = try f.string("product_id") else { throw FieldProblem(message: "\(path).product_id is missing") }
+    static func transaction(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> Transaction {
+        let f = try FieldReader(v, path: path, index: index)
+        guard let id = try f.string("transaction_id") else { throw FieldProblem(message: "\(f.path).transaction_id is missing") }
+        guard let product = try f.string("product_id") else { throw FieldProblem(message: "\(f.path).product_id is missing") }
         var t = Transaction(transactionID: id, productID: product)
         t.originalTransactionID = try f.string("original_transaction_id")
         t.quantity = try f.int("quantity") ?? 1
@@ -49,10 +49,10 @@ enum TransactionJSON {
         return t
     }
 
-    static func renewalInfo(_ v: JSONValue, path: String) throws(FieldProblem) -> RenewalInfo {
-        let f = try FieldReader(v, path: path)
+    static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> RenewalInfo {
+        let f = try FieldReader(v, path: path, index: index)
         guard let original = try f.string("original_transaction_id") else {
-            throw FieldProblem(message: "\(path).original_transaction_id is missing")
+            throw FieldProblem(message: "\(f.path).original_transaction_id is missing")
         }
         var r = RenewalInfo(originalTransactionID: original)
         r.productID = try f.string("product_id")
@@ -95,7 +95,7 @@ enum TransactionJSON {
         guard let items = v.array else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [Transaction] = []
         out.reserveCapacity(items.count)
-        for (i, item) in items.enumerated() { out.append(try transaction(item, path: "\(path)[\(i)]")) }
+        for (i, item) in items.enumerated() { out.append(try transaction(item, path: path, index: i)) }
         return out
     }
 
@@ -103,7 +103,7 @@ enum TransactionJSON {
         guard let v, !v.isNull else { return [] }
         guard let items = v.array else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [RenewalInfo] = []
-        for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: "\(path)[\(i)]")) }
+        for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: path, index: i)) }
         return out
     }
 }
@@ -129,8 +129,8 @@ enum TransactionWriter {
         w.field("in_app_ownership_type", t.ownershipType)
         w.field("subscription_group_identifier", t.subscriptionGroupIdentifier)
         // StoreKit 2 fields only when Apple sent them: receipts and /verifyReceipt stay as they were.
-        let c = t.commerce
-        if !c.isEmpty {
+        if t.hasCommerce {
+            let c = t.commerce
             w.optional("signed_date_ms", c.signedDateMs)
             w.optional("revocation_type", c.revocationType)
             w.optional("revocation_percentage", c.revocationPercentage)

@@ -1,5 +1,5 @@
-// Writing result JSON. Input JSON is parsed by Jansson; output is appended straight into one byte
-// buffer, which avoids building a Jansson tree (hundreds of allocations) for every result.
+// Writing result JSON: appended straight into one growing byte buffer, which avoids building a
+// tree (hundreds of allocations) for every result.
 
 import COpenSSL
 

@@ -54,14 +54,14 @@ extension Signer {
     /// Builds the request `call` describes (see docs/server-api.md for the call format).
     public func apiRequest(_ call: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> APIRequest {
         guard call.count <= 256 * 1024 else { throw .argument("the call is \(call.count) bytes; a call description is small") }
-        let doc = try JSONDocument(bytes: call, what: "call", status: .invalidArgument)
+        let doc = try ConfigJSONDocument(bytes: call, what: "call", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("call: expected a JSON object, got \(doc.root.typeName)") }
         var endpoint: APIEndpoint?
         var environment = APIEnvironment.production
         var lifetime = APIToken.defaultLifetimeSeconds
         var parameters: [APIParameter: String] = [:]
-        var query: JSONValue?
-        var body: JSONValue?
+        var query: ConfigJSONValue?
+        var body: ConfigJSONValue?
         for (key, value) in members {
             switch key {
             case "endpoint":
@@ -139,7 +139,7 @@ extension Signer {
                           headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs)
     }
 
-    private static func queryPairs(_ query: JSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {
+    private static func queryPairs(_ query: ConfigJSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {
         guard let members = query.members else { throw .argument("call.query must be an object of Apple's query parameters") }
         for (name, _) in members where !spec.query.contains(where: { $0.name == name }) {
             if let p = spec.queryParameters.first(where: { $0.value == name })?.key {
@@ -167,7 +167,7 @@ extension Signer {
     }
 
     /// A query value as the text Apple reads: numbers and booleans written out.
-    private static func text(_ value: JSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) -> String {
+    private static func text(_ value: ConfigJSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) -> String {
         try check(value, type, path: path)
         if let s = value.string { return s }
         if let n = value.integer { return String(n) }
@@ -175,7 +175,7 @@ extension Signer {
         throw .argument("\(path) must be \(type.describe)")
     }
 
-    private static func check(_ value: JSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) {
+    private static func check(_ value: ConfigJSONValue, _ type: APIFieldType, path: String) throws(IAPVFailure) {
         let ok: Bool
         switch type {
         case .string(let maxLength):
@@ -201,7 +201,7 @@ extension Signer {
     }
 
     /// The body re-written from validated fields, in the table's order: never the host's bytes.
-    private static func body(_ value: JSONValue?, fields: [(name: String, type: APIFieldType, required: Bool)],
+    private static func body(_ value: ConfigJSONValue?, fields: [(name: String, type: APIFieldType, required: Bool)],
                              endpoint: APIEndpoint) throws(IAPVFailure) -> [UInt8] {
         let members = value?.members ?? []
         if let value, !value.isNull, value.members == nil {
@@ -225,7 +225,7 @@ extension Signer {
         return w.bytes
     }
 
-    private static func write(_ v: JSONValue, into w: inout JSONWriter) {
+    private static func write(_ v: ConfigJSONValue, into w: inout JSONWriter) {
         if let s = v.string { w.string(s) }
         else if let n = v.integer { w.int(n) }
         else if let b = v.bool { w.bool(b) }

@@ -50,9 +50,9 @@ extension Signer {
     public func sign(_ request: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> OfferSignature {
         guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
         guard request.count <= 64 * 1024 else { throw .argument("the signature request is \(request.count) bytes; at most 65536") }
-        let doc = try JSONDocument(bytes: request, what: "signature request", status: .invalidArgument)
+        let doc = try ConfigJSONDocument(bytes: request, what: "signature request", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("signature request: expected a JSON object, got \(doc.root.typeName)") }
-        var fields: [String: JSONValue] = [:]
+        var fields: [String: ConfigJSONValue] = [:]
         for (k, v) in members { fields[k] = v }
         guard let kindText = fields["kind"]?.string else {
             throw .argument("signature request needs \"kind\": one of " + SignatureKind.allCases.map(\.rawValue).joined(separator: ", "))
@@ -128,7 +128,7 @@ extension Signer {
                     throw .argument("advanced_commerce_request \"request\" is \(body.utf8.count) bytes; at most 32768")
                 }
                 let bytes = Array(body.utf8)
-                let parsed = bytes.withUnsafeBytes { JSONDocument.parse($0, what: "request", status: .invalidArgument) }
+                let parsed = bytes.withUnsafeBytes { ConfigJSONDocument.parse($0, what: "request", status: .invalidArgument) }
                 guard case .success(let d) = parsed, d.root.kind == .object else {
                     throw .argument("advanced_commerce_request \"request\" must be the text of a JSON object")
                 }

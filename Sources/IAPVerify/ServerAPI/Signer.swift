@@ -23,7 +23,7 @@ public final class Signer: @unchecked Sendable {
         guard json.count <= 64 * 1024 else {
             throw .config("the signer config is \(json.count) bytes; a .p8 key and three ids fit in far less")
         }
-        let doc = try JSONDocument(bytes: json, what: "signer config", status: .config)
+        let doc = try ConfigJSONDocument(bytes: json, what: "signer config", status: .config)
         guard let members = doc.root.members else {
             throw .config("signer config: expected a JSON object, got \(doc.root.typeName)")
         }

@@ -61,7 +61,7 @@ public struct CallOptions: Sendable {
     public init(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) {
         self.init()
         guard json.count > 0 else { return }
-        let doc = try JSONDocument(bytes: json, what: "options", status: .invalidArgument)
+        let doc = try ConfigJSONDocument(bytes: json, what: "options", status: .invalidArgument)
         guard let members = doc.root.members else {
             throw .argument("options: expected a JSON object, got \(doc.root.typeName)")
         }
@@ -117,8 +117,12 @@ public struct CallOptions: Sendable {
                     orders.append(try Self.order(item, "\(path)[\(i)]"))
                 }
             case "renewal_info":
+                // The same reader as a /verifyReceipt body's pending_renewal_info.
+                let doc = try value.serialised.withUnsafeBytes {
+                    JSONDocument.parse($0, what: path, status: .invalidArgument)
+                }.get()
                 do {
-                    renewalInfo = try TransactionJSON.renewalInfos(value, path: path)
+                    renewalInfo = try TransactionJSON.renewalInfos(doc.root, path: path)
                 } catch {
                     throw .argument(error.message)
                 }
@@ -145,7 +149,7 @@ public struct CallOptions: Sendable {
         }
     }
 
-    private static func order(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> PendingOrder {
+    private static func order(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> PendingOrder {
         guard let members = v.members else { throw .argument("\(path) must be an object, got \(v.typeName)") }
         var id: String?, product: String?, created: Int64?
         for (k, value) in members {

@@ -79,7 +79,7 @@ public struct VerifierConfig: Sendable {
     ///     CLI passes `"*"`); without one, a config lacking `bundle_id` is an error.
     public init(json: UnsafeRawBufferPointer, bundleIDOverride: String? = nil,
                 bundleIDFallback: String? = nil) throws(IAPVFailure) {
-        let doc = try JSONDocument(bytes: json, what: "config", status: .config)
+        let doc = try ConfigJSONDocument(bytes: json, what: "config", status: .config)
         guard let members = doc.root.members else {
             throw .config("config: expected a JSON object, got \(doc.root.typeName)")
         }
@@ -165,23 +165,23 @@ public struct VerifierConfig: Sendable {
 
 /// Typed accessors that name the offending key when the type is wrong.
 enum ConfigField {
-    static func string(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> String {
+    static func string(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> String {
         guard let s = v.string else { throw .config("\(path) must be a string, got \(v.typeName)") }
         return s
     }
-    static func bool(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> Bool {
+    static func bool(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Bool {
         guard let b = v.bool else { throw .config("\(path) must be a boolean, got \(v.typeName)") }
         return b
     }
-    static func integer(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> Int64 {
+    static func integer(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Int64 {
         guard let n = v.integer else { throw .config("\(path) must be an integer, got \(v.typeName)") }
         return n
     }
-    static func object(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> [(key: String, value: JSONValue)] {
+    static func object(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [(key: String, value: ConfigJSONValue)] {
         guard let m = v.members else { throw .config("\(path) must be an object, got \(v.typeName)") }
         return m
     }
-    static func stringArray(_ v: JSONValue, _ path: String) throws(IAPVFailure) -> [String] {
+    static func stringArray(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [String] {
         guard let items = v.array else { throw .config("\(path) must be an array of strings, got \(v.typeName)") }
         var out: [String] = []
         for (i, item) in items.enumerated() {
@@ -194,7 +194,7 @@ enum ConfigField {
 
 /// The `products` section: product id → rule.
 enum ProductCatalogParser {
-    static func parse(_ value: JSONValue, _ path: String) throws(IAPVFailure) -> [String: ProductRule] {
+    static func parse(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [String: ProductRule] {
         var catalog: [String: ProductRule] = [:]
         for (productID, entry) in try ConfigField.object(value, path) {
             let p = "\(path).\(productID)"

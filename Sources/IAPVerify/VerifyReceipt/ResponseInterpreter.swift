@@ -73,11 +73,8 @@ extension Verifier {
                                   nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
         try admit(body.count, nowMs: nowMs, what: "response")
         let endpoint = options.endpoint ?? .production
-        let elided = LatestReceiptElision.elide(body)
-        let parsed = elided.map { $0.withUnsafeBytes { JSONDocument.parse($0, what: "the response", status: .invalidArgument) } }
-            ?? JSONDocument.parse(body, what: "the response", status: .invalidArgument)
         let doc: JSONDocument
-        switch parsed {
+        switch JSONDocument.parse(body, what: "the response", status: .invalidArgument) {
         case .success(let d): doc = d
         case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject)
         }
@@ -92,7 +89,7 @@ extension Verifier {
         }
         switch status {
         case 0, 21006:
-            return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs, elided: elided != nil)
+            return acceptedBody(root, status: status, endpoint: endpoint, options: options, nowMs: nowMs)
         case 21007:
             let retry = endpoint == .production && config.environments.contains(.sandbox)
             return ResponseReport(.wrongEnvironment, retry
@@ -130,7 +127,7 @@ extension Verifier {
 
     /// Status 0 or 21006: read the body and apply the receipt checks.
     private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: AppleEndpoint, options: CallOptions,
-                              nowMs: Int64, elided: Bool) -> ResponseReport {
+                              nowMs: Int64) -> ResponseReport {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
             ResponseReport(verdict, reason, status: status, action: .reject)
         }
@@ -153,16 +150,23 @@ extension Verifier {
             receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
             receipt.downloadID = try f.string("download_id")
             receipt.versionExternalIdentifier = try f.string("version_external_identifier")
-            receipt.latestReceiptPresent = root["latest_receipt"]?.kind == .string && (elided || root["latest_receipt"]?.string != "")
+            // Only its presence matters: the base64 copy of the receipt is never decoded here.
+            receipt.latestReceiptPresent = (root[literal: "latest_receipt"]?.utf8?.count ?? 0) > 0
             report.receipt = receipt
 
             // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
-            var byID: [String: Transaction] = [:]
-            var order: [String] = []
+            var slot: [String: Int] = [:]
+            var union: [Transaction] = []
             func add(_ list: [Transaction]) {
+                slot.reserveCapacity(slot.count + list.count)
+                union.reserveCapacity(union.count + list.count)
                 for t in list {
-                    if byID[t.transactionID] == nil { order.append(t.transactionID) }
-                    byID[t.transactionID] = t
+                    if let i = slot[t.transactionID] {
+                        union[i] = t
+                    } else {
+                        slot[t.transactionID] = union.count
+                        union.append(t)
+                    }
                 }
             }
             if ios6 {
@@ -173,7 +177,7 @@ extension Verifier {
                 add(try TransactionJSON.transactions(receiptValue["in_app"], path: "receipt.in_app"))
                 add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
             }
-            report.transactions = order.compactMap { byID[$0] }
+            report.transactions = union
             report.renewals = try TransactionJSON.renewalInfos(root["pending_renewal_info"], path: "pending_renewal_info")
             if ios6, let chain = report.transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.

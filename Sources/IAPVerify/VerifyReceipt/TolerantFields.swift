@@ -24,8 +24,8 @@ extension JSONValue {
         switch kind {
         case .integer: return integer
         case .string:
-            guard let s = string else { return nil }
-            return Int64(s)
+            guard let digits = utf8 else { return nil }
+            return Int64(decimal: digits)
         case .real:
             // Xcode-made values carry fractions of a millisecond: keep the whole part.
             guard let r = real, r.isFinite, abs(r) < 9.0e15 else { return nil }
@@ -42,30 +42,61 @@ extension JSONValue {
             guard let n = integer, n == 0 || n == 1 else { return nil }
             return n == 1
         case .string:
-            switch string {
-            case "true", "1": return true
-            case "false", "0": return false
-            default: return nil
-            }
+            if isString("true") || isString("1") { return true }
+            if isString("false") || isString("0") { return false }
+            return nil
         default: return nil
         }
+    }
+}
+
+extension Int64 {
+    /// What `Int64(String)` reads (an optional sign, then one or more ASCII digits, nil on
+    /// overflow), straight from UTF-8 bytes: no String is made for a number Apple sends as text.
+    init?(decimal text: UnsafeBufferPointer<UInt8>) {
+        var i = 0
+        var negative = false
+        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            i = 1
+        }
+        guard i < text.count else { return nil }
+        var value: Int64 = 0
+        while i < text.count {
+            let d = text[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = negative ? times10.subtractingReportingOverflow(Int64(d)) : times10.addingReportingOverflow(Int64(d))
+            guard !o1, !o2 else { return nil }
+            value = next
+            i += 1
+        }
+        self = value
     }
 }
 
 /// Typed field access on one JSON object, naming the field when it cannot be read.
 struct FieldReader {
     let object: JSONValue
-    let path: String
+    private let base: String
+    private let index: Int?
+    private let keys: UInt64
 
-    init(_ object: JSONValue, path: String) throws(FieldProblem) {
-        guard object.kind == .object else { throw FieldProblem(message: "\(path) must be an object, got \(object.typeName)") }
+    /// Where the object is, for error messages ("latest_receipt_info[3]"). Made only on error:
+    /// a list of a thousand transactions builds no path strings.
+    var path: String { index.map { "\(base)[\($0)]" } ?? base }
+
+    init(_ object: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) {
         self.object = object
-        self.path = path
+        self.base = path
+        self.index = index
+        self.keys = object.keySummary
+        guard object.kind == .object else { throw FieldProblem(message: "\(self.path) must be an object, got \(object.typeName)") }
     }
 
     private func present(_ key: StaticString) -> JSONValue? {
-        guard let v = object[literal: key], !v.isNull else { return nil }
-        if v.kind == .string, v.string == "" { return nil }
+        guard keys & JSONValue.keyBit(key) != 0, let v = object[literal: key], !v.isNull else { return nil }
+        if v.utf8?.count == 0 { return nil }
         return v
     }
 

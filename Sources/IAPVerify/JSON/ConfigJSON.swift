@@ -1,11 +1,14 @@
-// Reading JSON input (config, options, later responses) through Jansson.
-// A JSONDocument owns the parsed tree; JSONValue is a borrowed view that must not outlive it.
+// Reading small, human-written JSON (the config, the options, API calls, signer config, offer
+// requests) through Jansson, whose errors name the line and column. Bodies Apple sends go
+// through BodyJSON.swift instead. A ConfigConfigJSONDocument owns the parsed tree; ConfigConfigJSONValue is
+// a borrowed view that must not outlive it.
 
 import CJansson
+import Glibc
 
 /// A parsed JSON document. Owns the Jansson tree and frees it on deinit.
-final class JSONDocument {
-    let root: JSONValue
+final class ConfigJSONDocument {
+    let root: ConfigJSONValue
 
     /// Parses `bytes` strictly: duplicate keys and NUL characters are rejected.
     /// - Parameter what: names the input in error messages ("config", "options").
@@ -21,22 +24,22 @@ final class JSONDocument {
             }
             throw IAPVFailure(status, "\(what): invalid JSON at line \(error.line), column \(error.column): \(text)")
         }
-        root = JSONValue(raw: parsed)
+        root = ConfigJSONValue(raw: parsed)
     }
 
     deinit { json_decref(root.raw) }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) -> Result<JSONDocument, IAPVFailure> {
+    static func parse(_ bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) -> Result<ConfigJSONDocument, IAPVFailure> {
         do {
-            return .success(try JSONDocument(bytes: bytes, what: what, status: status))
+            return .success(try ConfigJSONDocument(bytes: bytes, what: what, status: status))
         } catch {
             return .failure(error)
         }
     }
 }
 
-/// A borrowed JSON value inside a `JSONDocument`.
-struct JSONValue {
+/// A borrowed JSON value inside a `ConfigJSONDocument`.
+struct ConfigJSONValue {
     let raw: UnsafeMutablePointer<json_t>
 
     enum Kind { case object, array, string, integer, real, bool, null }
@@ -80,21 +83,21 @@ struct JSONValue {
     var real: Double? { kind == .real ? json_real_value(raw) : nil }
 
     /// The array elements, or nil when this is not an array.
-    var array: [JSONValue]? {
+    var array: [ConfigJSONValue]? {
         guard kind == .array else { return nil }
         let n = json_array_size(raw)
-        var out: [JSONValue] = []
+        var out: [ConfigJSONValue] = []
         out.reserveCapacity(n)
         for i in 0..<n {
-            if let item = json_array_get(raw, i) { out.append(JSONValue(raw: item)) }
+            if let item = json_array_get(raw, i) { out.append(ConfigJSONValue(raw: item)) }
         }
         return out
     }
 
     /// The object members in document order, or nil when this is not an object.
-    var members: [(key: String, value: JSONValue)]? {
+    var members: [(key: String, value: ConfigJSONValue)]? {
         guard kind == .object else { return nil }
-        var out: [(key: String, value: JSONValue)] = []
+        var out: [(key: String, value: ConfigJSONValue)] = []
         var iter = json_object_iter(raw)
         while let it = iter {
             if let k = json_object_iter_key(it), let v = json_object_iter_value(it) {
@@ -102,7 +105,7 @@ struct JSONValue {
                 let key = k.withMemoryRebound(to: UInt8.self, capacity: len) {
                     String(decoding: UnsafeBufferPointer(start: $0, count: len), as: UTF8.self)
                 }
-                out.append((key, JSONValue(raw: v)))
+                out.append((key, ConfigJSONValue(raw: v)))
             }
             iter = json_object_iter_next(raw, it)
         }
@@ -110,15 +113,23 @@ struct JSONValue {
     }
 
     /// Lookup by a literal key: no String bridging on the hot path.
-    subscript(literal key: StaticString) -> JSONValue? {
+    subscript(literal key: StaticString) -> ConfigJSONValue? {
         guard kind == .object else { return nil }
         let name = UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self)
         guard let v = json_object_get(raw, name) else { return nil }
-        return JSONValue(raw: v)
+        return ConfigJSONValue(raw: v)
     }
 
-    subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> ConfigJSONValue? {
         guard kind == .object, let v = json_object_get(raw, key) else { return nil }
-        return JSONValue(raw: v)
+        return ConfigJSONValue(raw: v)
+    }
+
+    /// This value written out as compact JSON (for a part of the options that the body reader
+    /// decodes, such as `renewal_info`, which has the same shape in a /verifyReceipt body).
+    var serialised: [UInt8] {
+        guard let text = json_dumps(raw, Int(JSON_COMPACT) | Int(JSON_PRESERVE_ORDER)) else { return [] }
+        defer { free(text) }
+        return Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
     }
 }

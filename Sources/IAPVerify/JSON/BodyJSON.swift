@@ -1,0 +1,164 @@
+// Reading the JSON bodies Apple sends (/verifyReceipt responses, App Store Server API answers,
+// JWS headers and payloads) and the entitlement input: simdjson's tape through CJSONTape.
+// Parsing writes one flat tape into buffers a per-thread parser reuses, and a field is read
+// only when asked for, so a big body costs one pass plus the fields the caller reads.
+// A JSONDocument owns the tape; JSONValue is a borrowed view that must not outlive it.
+
+import CJSONTape
+import Glibc
+
+/// A parsed JSON body. Owns the tape and hands its parser back on deinit.
+final class JSONDocument {
+    private let tape: OpaquePointer
+    let root: JSONValue
+
+    /// Parses `bytes` strictly: duplicate keys, NUL characters and integers beyond Int64 are
+    /// rejected, and the top level must be an object or an array (as the config reader does).
+    /// - Parameter what: names the input in error messages ("the response", "the input").
+    init(bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) throws(IAPVFailure) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            throw IAPVFailure(status, "\(what): empty input; expected a JSON object")
+        }
+        var error: UnsafePointer<CChar>?
+        guard let parsed = json_tape_parse(base, bytes.count, &error) else {
+            throw IAPVFailure(status, "\(what): invalid JSON: \(error.map { String(cString: $0) } ?? "unreadable")")
+        }
+        tape = parsed
+        root = JSONValue(view: json_tape_get_view(parsed), at: JSON_TAPE_ROOT)
+    }
+
+    deinit { json_tape_free(tape) }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer, what: String, status: StatusCode) -> Result<JSONDocument, IAPVFailure> {
+        do {
+            return .success(try JSONDocument(bytes: bytes, what: what, status: status))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// A borrowed value inside a `JSONDocument`: the tape and the value's index on it.
+struct JSONValue {
+    let view: json_tape_view
+    let at: UInt32
+
+    enum Kind { case object, array, string, integer, real, bool, null }
+
+    var kind: Kind {
+        switch json_tape_kind(view, at) {
+        case UInt32(JSON_TAPE_OBJECT): return .object
+        case UInt32(JSON_TAPE_ARRAY): return .array
+        case UInt32(JSON_TAPE_STRING): return .string
+        case UInt32(JSON_TAPE_INT64): return .integer
+        case UInt32(JSON_TAPE_DOUBLE): return .real
+        case UInt32(JSON_TAPE_TRUE), UInt32(JSON_TAPE_FALSE): return .bool
+        default: return .null  // the parser refuses integers beyond Int64, so no other kind occurs
+        }
+    }
+
+    var typeName: String {
+        switch kind {
+        case .object: return "an object"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .real: return "a real number"
+        case .bool: return "a boolean"
+        case .null: return "null"
+        }
+    }
+
+    var isNull: Bool { kind == .null }
+
+    /// The string's UTF-8 bytes, valid while the document lives; nil when not a string.
+    var utf8: UnsafeBufferPointer<UInt8>? {
+        guard json_tape_kind(view, at) == UInt32(JSON_TAPE_STRING) else { return nil }
+        var n: UInt32 = 0
+        let p = json_tape_string(view, at, &n)
+        return UnsafeBufferPointer(start: p, count: Int(n))
+    }
+
+    var string: String? { utf8.map { String(decoding: $0, as: UTF8.self) } }
+
+    /// True when this is the string `literal` (compared as bytes, no String made).
+    func isString(_ literal: StaticString) -> Bool {
+        guard let u = utf8, u.count == literal.utf8CodeUnitCount else { return false }
+        return u.count == 0 || memcmp(u.baseAddress!, literal.utf8Start, u.count) == 0
+    }
+
+    var integer: Int64? { kind == .integer ? json_tape_int64(view, at) : nil }
+    var bool: Bool? {
+        switch json_tape_kind(view, at) {
+        case UInt32(JSON_TAPE_TRUE): return true
+        case UInt32(JSON_TAPE_FALSE): return false
+        default: return nil
+        }
+    }
+    var real: Double? { kind == .real ? json_tape_double(view, at) : nil }
+
+    /// The array elements, or nil when this is not an array.
+    var array: [JSONValue]? {
+        guard kind == .array else { return nil }
+        var out: [JSONValue] = []
+        let end = json_tape_end(view, at)
+        var i = at + 1
+        while i < end {
+            out.append(JSONValue(view: view, at: i))
+            i = json_tape_after(view, i)
+        }
+        return out
+    }
+
+    /// The object members in document order, or nil when this is not an object.
+    var members: [(key: String, value: JSONValue)]? {
+        guard kind == .object else { return nil }
+        var out: [(key: String, value: JSONValue)] = []
+        let end = json_tape_end(view, at)
+        var i = at + 1
+        while i < end {
+            let key = JSONValue(view: view, at: i).string ?? ""
+            out.append((key, JSONValue(view: view, at: i + 1)))
+            i = json_tape_after(view, i + 1)
+        }
+        return out
+    }
+
+    /// A 64-bit summary of an object's keys (one bit per key, from its length and end bytes):
+    /// a reader that asks for many absent fields rules most of them out without a scan.
+    var keySummary: UInt64 {
+        guard kind == .object else { return 0 }
+        var summary: UInt64 = 0
+        let end = json_tape_end(view, at)
+        var i = at + 1
+        while i < end {
+            var n: UInt32 = 0
+            let p = json_tape_string(view, i, &n)
+            summary |= Self.keyBit(p!, Int(n))
+            i = json_tape_after(view, i + 1)
+        }
+        return summary
+    }
+
+    /// The bit a key sets in `keySummary`.
+    @inline(__always) static func keyBit(_ p: UnsafePointer<UInt8>, _ n: Int) -> UInt64 {
+        let mix = n == 0 ? 0 : n &* 7 &+ Int(p[0]) &* 3 &+ Int(p[n - 1])
+        return 1 << UInt64(mix & 63)
+    }
+
+    static func keyBit(_ key: StaticString) -> UInt64 { keyBit(key.utf8Start, key.utf8CodeUnitCount) }
+
+    /// Lookup by a literal key: no String made.
+    subscript(literal key: StaticString) -> JSONValue? {
+        guard kind == .object else { return nil }
+        let found = json_tape_find(view, at, key.utf8Start, key.utf8CodeUnitCount)
+        return found == 0 ? nil : JSONValue(view: view, at: found)
+    }
+
+    subscript(key: String) -> JSONValue? {
+        guard kind == .object else { return nil }
+        var key = key
+        let found = key.withUTF8 { json_tape_find(view, at, $0.baseAddress, $0.count) }
+        return found == 0 ? nil : JSONValue(view: view, at: found)
+    }
+}
