@@ -5,19 +5,20 @@ cd "$(dirname "$0")/.."
 mkdir -p build/bench
 cc -O2 -std=c11 -Wall -IInclude Benchmarks/bench.c -Lbuild/lib -liapverify -lcrypto -ljansson -lpthread \
    -Wl,-rpath,"$PWD/build/lib" -o build/bench/bench
-build/bench/bench Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
+# Each output is also kept in build/bench/*.out for Benchmarks/goals.py (the summary at the end).
+build/bench/bench Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}" | tee build/bench/receipts.out
 build/bench/bench jws Tests/IAPVerifyTests/Fixtures "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 # Benchmarks/api/transaction_history_20.json comes from scripts/generate-api-fuzz-seeds.py.
 build/bench/bench api Benchmarks/api/transaction_history_20.json Tests/shared/fakeapple/verifier.json \
     Tests/shared/fakeapple/root.pem "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
 GENUINE=Tests/IAPVerifyTests/Fixtures/receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der
 python3 Benchmarks/make_forged.py "$GENUINE" build/bench/forged-100k.der 100000 > /dev/null
-build/bench/bench forged "$GENUINE" build/bench/forged-100k.der "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}"
-python3 Benchmarks/json_bench.py build/bench
+build/bench/bench forged "$GENUINE" build/bench/forged-100k.der "${BENCH_ROUNDS:-5}" "${BENCH_SECONDS:-0.4}" | tee build/bench/forged.out
+python3 Benchmarks/json_bench.py build/bench | tee build/bench/json.out
 # The engineered C floor (Benchmarks/floor.c): library / floor / PKCS7_verify by purchase count.
 cc -O2 -std=c11 -Wall -IInclude Benchmarks/floor_bench.c Benchmarks/floor.c -Lbuild/lib -liapverify -lcrypto -ljansson \
    -Wl,-rpath,"$PWD/build/lib" -o build/bench/floor_bench
-build/bench/floor_bench Tests/IAPVerifyTests/Fixtures "${FLOOR_ROUNDS:-3}" "${FLOOR_SECONDS:-0.25}"
+build/bench/floor_bench Tests/IAPVerifyTests/Fixtures "${FLOOR_ROUNDS:-3}" "${FLOOR_SECONDS:-0.25}" | tee build/bench/floor.out
 # What the library costs to carry: size, what it links statically, load time and resident memory.
 cc -O2 -std=c11 -Wall Benchmarks/loadtime.c -ldl -o build/bench/loadtime
 if [ -f .build-release/release/libiapverify.so ]; then
@@ -26,3 +27,4 @@ else
     echo "libsize: no unstripped .build-release/release/libiapverify.so; run make first" >&2
 fi
 build/bench/loadtime "$PWD/build/lib/libiapverify.so.1" 20
+python3 Benchmarks/goals.py build/bench

@@ -31,10 +31,10 @@ echo "-- SONAME and RUNPATH"
 readelf -d "$LIB" | grep -q 'Library soname: \[libiapverify.so.1\]' || fail "SONAME is not libiapverify.so.1"
 if readelf -d "$LIB" | grep -E 'RUNPATH|RPATH' | grep -q -E 'swift|/opt|/usr/lib/swift'; then fail "RUNPATH points into the toolchain"; fi
 
-echo "-- dependencies: no libswift, nothing beyond libc/libm/libstdc++/libgcc_s/libcrypto/libjansson"
+echo "-- dependencies: no libswift, nothing beyond libc/libm/libstdc++/libgcc_s/libcrypto/libjansson/libsimdjson"
 ldd "$LIB" | tee "$TMP/ldd"
 if grep -q libswift "$TMP/ldd"; then fail "libswift in ldd"; fi
-extra=$(awk '{print $1}' "$TMP/ldd" | grep -v -E '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libcrypto\.so\.3|libjansson\.so\.4)$' || true)
+extra=$(awk '{print $1}' "$TMP/ldd" | grep -v -E '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libcrypto\.so\.3|libjansson\.so\.4|libsimdjson\.so\.14)$' || true)
 [ -z "$extra" ] || fail "unexpected dependencies: $extra"
 
 echo "-- a C program built straight from the checkout: build/lib/pkgconfig/iapverify.pc, no install"

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The cost-per-purchase goals, read back from the outputs Benchmarks/run.sh saved in one run.
+
+usage: goals.py DIR   (DIR holds receipts.out, forged.out, json.out and floor.out)
+
+Each figure is a ratio measured within one interleaved benchmark, so machine noise cancels:
+  - 187 purchases vs PKCS7_verify: floor.out, PKCS7 time / library time at 187 purchases (speed).
+  - marginal cost of a purchase: floor.out's slope from 22 to 187 purchases, library / floor.
+  - 9 purchases vs a C loop: floor.out's PKCS7 column (base64, d2i_PKCS7, PKCS7_verify) / library
+    time. The loop there does not decode the payload or walk entitlements, so the ratio it gives
+    is an under-estimate of the goal's loop (which does).
+  - /verifyReceipt bodies: json.out, iapverify / (json.loads + dict walk), median of rounds.
+  - heap per call: receipts.out's allocated bytes for the 187-purchase receipt over its input
+    (DER) plus its result JSON (forged.out's "genuine" line).
+"""
+import os
+import re
+import sys
+
+d = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
+
+
+def read(name):
+    with open(os.path.join(d, name)) as f:
+        return f.read()
+
+
+rows = []
+floor, receipts, forged, js = read("floor.out"), read("receipts.out"), read("forged.out"), read("json.out")
+
+table = {}
+for line in floor.splitlines():
+    parts = line.split()
+    if len(parts) == 9 and parts[0].isdigit():
+        table[int(parts[0])] = {"lib_us": float(parts[6]), "floor_us": float(parts[7]), "pkcs7_us": float(parts[8])}
+r187 = table[187]["pkcs7_us"] / table[187]["lib_us"]
+rows.append(("real 187-purchase receipt vs the PKCS7_verify reference (speed)", f"{r187:.2f}x", ">= 2x", r187 >= 2))
+m = re.search(r"library ([\d.]+) us, floor ([\d.]+) us, library/floor ([\d.]+)x", floor)
+marginal = float(m.group(3))
+rows.append((f"marginal cost of one purchase vs the C floor ({m.group(1)} us vs {m.group(2)} us)", f"{marginal:.1f}x",
+             "<= 3x", marginal <= 3))
+r9 = table[9]["pkcs7_us"] / table[9]["lib_us"]
+rows.append(("real 9-purchase receipt vs base64 + d2i_PKCS7 + PKCS7_verify (speed)", f"{r9:.1f}x faster", ">= 8x", r9 >= 8))
+
+ratios = {}
+for line in js.splitlines():
+    parts = line.split()
+    if len(parts) == 5 and parts[0].isdigit() and parts[4].endswith("x"):
+        ratios[int(parts[0])] = float(parts[4][:-1])
+worst = max(ratios.values())
+rows.append(("/verifyReceipt bodies of 1 / 100 / 1000 transactions vs json.loads + dict walk (time)",
+             " / ".join(f"{ratios[n]:.2f}x" for n in sorted(ratios)), "<= 1x", worst <= 1))
+
+m = re.search(r"187 in-app \((\d+) KB\).*?(\d+) allocs\s+(\d+) KB", receipts)
+input_kb, allocs, heap_kb = int(m.group(1)), int(m.group(2)), int(m.group(3))
+result_bytes = int(re.search(r"genuine\s+\d+ us/call, result\s+(\d+) bytes", forged).group(1))
+heap_ratio = heap_kb * 1024 / (input_kb * 1024 + result_bytes)
+rows.append((f"heap per call, 187-purchase receipt ({allocs} allocations, {heap_kb} KB) vs input + result JSON",
+             f"{heap_ratio:.1f}x", "<= 2x", heap_ratio <= 2))
+
+width = max(len(r[0]) for r in rows)
+print("\ncost per purchase and per JSON byte: the goals, from the runs above")
+print(f"{'measured':<{width}}  {'now':>22}  {'goal':>6}  met")
+for what, now, goal, met in rows:
+    print(f"{what:<{width}}  {now:>22}  {goal:>6}  {'yes' if met else 'no'}")
