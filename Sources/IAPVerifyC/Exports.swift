@@ -9,12 +9,22 @@ import CIAPVerifyHeader
 import Glibc
 import IAPVerify
 
-/// A finished result, copied into malloc'd, NUL-terminated C strings.
+/// A finished result as malloc'd, NUL-terminated C strings. The JSON is the writer's own block,
+/// taken over without a copy (a large receipt's result is hundreds of kilobytes).
 final class ResultBox {
     let verdict: UnsafeMutablePointer<CChar>
     let json: UnsafeMutablePointer<CChar>
     let jsonLength: Int
     let isValid: Bool
+
+    init?(verdict: String, json text: JSONText, isValid: Bool) {
+        guard let v = ResultBox.copy(Array(verdict.utf8)) else { return nil }
+        guard let j = text.take() else { free(v); return nil }
+        self.verdict = v
+        self.json = j
+        self.jsonLength = text.count
+        self.isValid = isValid
+    }
 
     init?(verdict: String, json: [UInt8], isValid: Bool) {
         guard let v = ResultBox.copy(Array(verdict.utf8)) else { return nil }
@@ -149,7 +159,7 @@ private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: 
                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
                     entry: OptionsEntry = .general,
-                    _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, [UInt8], Bool)) -> Int32 {
+                    _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, JSONText, Bool)) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let verifier = verifier(v) else { return fail(err, IAPVFailure(.invalidArgument, "verifier must not be NULL")) }
@@ -179,7 +189,7 @@ public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UI
                                 _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+        return (r.verdict.rawValue, r.resultText(), r.isValid)
     }
 }
 
@@ -190,7 +200,7 @@ public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<U
                                     _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+        return (r.verdict.rawValue, r.resultText(), r.isValid)
     }
 }
 
@@ -201,7 +211,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
                                       _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+        return (r.verdict.rawValue, r.resultText(), r.isValid)
     }
 }
 
@@ -212,7 +222,7 @@ public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _
                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+        return (r.verdict.rawValue, r.resultText(), r.isValid)
     }
 }
 
@@ -223,7 +233,7 @@ public func iapv_interpret_api_response(_ v: OpaquePointer?, _ body: UnsafePoint
                                         _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, body, len, "body", options, optionsLen, out, err, entry: .apiResponse) { (verifier, bytes, opts) throws(IAPVFailure) in
         let r = try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultJSON(), r.isValid)
+        return (r.verdict.rawValue, r.resultText(), r.isValid)
     }
 }
 

@@ -4,7 +4,12 @@
 enum RFC3339 {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM|±HHMM)`. Returns nil for anything else.
     static func milliseconds<C: Collection>(_ text: C) -> Int64? where C.Element == UInt8 {
-        let s = Array(text)
+        // Read in place: receipts hold several dates per purchase, and a copy is an allocation.
+        if let parsed = text.withContiguousStorageIfAvailable({ milliseconds(utf8: $0) }) { return parsed }
+        return Array(text).withUnsafeBufferPointer { milliseconds(utf8: $0) }
+    }
+
+    private static func milliseconds(utf8 s: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard s.count >= 20 else { return nil }
         func digits(_ from: Int, _ count: Int) -> Int64? {
             guard from + count <= s.count else { return nil }

@@ -25,7 +25,8 @@ enum DeliveryPlanner {
     /// A purchase may pay an order created up to this long after it (clock skew, slow clients).
     static let orderSlackMs: Int64 = 5 * 60 * 1000
 
-    static func plan(_ transactions: [Transaction], rules: [String: ProductRule], nowMs: Int64,
+    /// - Parameter ruleOf: the catalog rule of each transaction's product (nil when unlisted).
+    static func plan(_ transactions: [Transaction], _ ruleOf: [ProductRule?], nowMs: Int64,
                      delivered: [String], orders: [PendingOrder]) -> DeliveryPlan {
         let deliveredSet = Set(delivered)
         func item(_ t: Transaction) -> DeliveryItem {
@@ -34,13 +35,13 @@ enum DeliveryPlanner {
         }
         var plan = DeliveryPlan()
         // `transactions` arrive de-duplicated and sorted by purchase date, then id.
-        for t in transactions {
+        for (i, t) in transactions.enumerated() {
             let revoked = t.isRevoked(at: nowMs)
-            if deliveredSet.contains(t.transactionID) {
+            if !deliveredSet.isEmpty, deliveredSet.contains(t.transactionID) {
                 if revoked { plan.toRevoke.append(item(t)) }
                 continue
             }
-            guard !revoked, let type = rules[t.productID]?.type, type == .consumable || type == .nonConsumable else { continue }
+            guard !revoked, let type = ruleOf[i]?.type, type == .consumable || type == .nonConsumable else { continue }
             plan.toDeliver.append(item(t))
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.

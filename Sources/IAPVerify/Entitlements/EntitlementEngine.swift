@@ -79,7 +79,15 @@ public enum EntitlementEngine {
                                 catalog: [String: ProductRule]?, grace: GracePeriodPolicy, nowMs: Int64,
                                 delivered: [String] = [], orders: [PendingOrder] = []) -> EntitlementReport {
         let transactions = deduplicated(input)
-        let rules = resolveRules(transactions, catalog: catalog)
+        // Each product and chain id is hashed once, here; the walks below index arrays by these
+        // small integers, and use indices into `transactions`, so no purchase is copied while
+        // it is being judged.
+        var products = InternTable(), chains = InternTable()
+        let productOf = transactions.map { products.id($0.productID) }
+        let chainOf = transactions.map { chains.id($0.chainID) }
+        let rules = catalog ?? inferredRules(transactions, productOf, products)
+        let ruleOfProduct: [ProductRule?] = products.names.map { rules[$0] }
+        let ruleOf: [ProductRule?] = productOf.map { ruleOfProduct[$0] }
         var renewalByChain: [String: RenewalInfo] = [:]
         for r in renewals {
             if let old = renewalByChain[r.originalTransactionID] {
@@ -88,9 +96,6 @@ public enum EntitlementEngine {
                 renewalByChain[r.originalTransactionID] = r
             }
         }
-        // The rule of each transaction's product, looked up once (the walks below use indices
-        // into `transactions`, so no purchase is copied while it is being judged).
-        let ruleOf: [ProductRule?] = transactions.map { rules[$0.productID] }
 
         var report = EntitlementReport()
         report.purchases.reserveCapacity(transactions.count)
@@ -101,9 +106,7 @@ public enum EntitlementEngine {
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
         if catalog != nil {
-            var unknown = Set<String>()
-            for i in transactions.indices where ruleOf[i] == nil { unknown.insert(transactions[i].productID) }
-            report.unknownProducts = unknown.sorted()
+            report.unknownProducts = products.names.indices.filter { ruleOfProduct[$0] == nil }.map { products.names[$0] }.sorted()
         }
 
         // Every entitlement id, with the products that grant it.
@@ -111,25 +114,26 @@ public enum EntitlementEngine {
         for (product, rule) in rules {
             for e in rule.entitlements { grantors[e, default: []].append(product) }
         }
-        var byProduct: [String: [Int]] = [:]
-        for i in transactions.indices { byProduct[transactions[i].productID, default: []].append(i) }
+        var byProduct = [[Int]](repeating: [], count: products.names.count)
+        for i in transactions.indices { byProduct[productOf[i]].append(i) }
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
-        var heads: [String: Int] = [:]
+        var heads = [Int](repeating: -1, count: chains.names.count)
         for i in transactions.indices where ruleOf[i]?.type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
-            let chain = transactions[i].chainID
-            if let h = heads[chain], !expiryOrder(transactions[h], transactions[i]) { continue }
-            heads[chain] = i
+            let h = heads[chainOf[i]]
+            if h >= 0, !expiryOrder(transactions[h], transactions[i]) { continue }
+            heads[chainOf[i]] = i
         }
 
-        for (id, products) in grantors {
+        for (id, grantingProducts) in grantors {
             var candidates: [Entitlement] = []
-            var chains: [String: [Int]] = [:]
-            for product in products {
-                guard let rule = rules[product], let txns = byProduct[product] else { continue }
+            var chainMembers: [Int: [Int]] = [:]
+            for product in grantingProducts {
+                guard let rule = rules[product], let p = products.existingID(product) else { continue }
+                let txns = byProduct[p]
                 switch rule.type {
                 case .autoRenewable:
-                    for i in txns { chains[transactions[i].chainID, default: []].append(i) }
+                    for i in txns { chainMembers[chainOf[i], default: []].append(i) }
                 case .nonConsumable:
                     if let c = nonConsumable(id, product, rule, transactions, txns, nowMs) { candidates.append(c) }
                 case .nonRenewing:
@@ -138,8 +142,9 @@ public enum EntitlementEngine {
                     break
                 }
             }
-            for (chainID, txns) in chains {
-                let head = heads[chainID].map { transactions[$0].transactionID }
+            for (chain, txns) in chainMembers {
+                let chainID = chains.names[chain]
+                let head = heads[chain] >= 0 ? transactions[heads[chain]].transactionID : nil
                 if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID], head, rules, grace, nowMs) {
                     candidates.append(c)
                 }
@@ -151,8 +156,8 @@ public enum EntitlementEngine {
             report.entitlements.append(chosen)
         }
         report.entitlements.sort { $0.id < $1.id }
-        report.introEligible = introEligibility(transactions, rules: rules, catalog: catalog)
-        report.delivery = DeliveryPlanner.plan(transactions, rules: rules, nowMs: nowMs, delivered: delivered, orders: orders)
+        report.introEligible = introEligibility(transactions, ruleOf, rules: rules, catalog: catalog)
+        report.delivery = DeliveryPlanner.plan(transactions, ruleOf, nowMs: nowMs, delivered: delivered, orders: orders)
         return report
     }
 
@@ -191,11 +196,21 @@ public enum EntitlementEngine {
     /// The rule for every product seen (catalog entries, or inferred without a catalog).
     static func resolveRules(_ transactions: [Transaction], catalog: [String: ProductRule]?) -> [String: ProductRule] {
         if let catalog { return catalog }
+        var products = InternTable()
+        let productOf = transactions.map { products.id($0.productID) }
+        return inferredRules(transactions, productOf, products)
+    }
+
+    /// Without a catalog, each product is its own entitlement: auto-renewable when any of its
+    /// purchases has an expiry, else non-consumable.
+    private static func inferredRules(_ transactions: [Transaction], _ productOf: [Int], _ products: InternTable) -> [String: ProductRule] {
+        var expiring = [Bool](repeating: false, count: products.names.count)
+        for i in transactions.indices where transactions[i].expiresDateMs != nil { expiring[productOf[i]] = true }
         var rules: [String: ProductRule] = [:]
-        for t in transactions {
-            let expiring = t.expiresDateMs != nil || rules[t.productID]?.type == .autoRenewable
-            rules[t.productID] = ProductRule(type: expiring ? .autoRenewable : .nonConsumable, group: nil, level: nil,
-                                             entitlements: [t.productID], durationMs: nil)
+        rules.reserveCapacity(products.names.count)
+        for (p, name) in products.names.enumerated() {
+            rules[name] = ProductRule(type: expiring[p] ? .autoRenewable : .nonConsumable, group: nil, level: nil,
+                                      entitlements: [name], durationMs: nil)
         }
         return rules
     }
@@ -381,7 +396,7 @@ public enum EntitlementEngine {
 
     // MARK: - Introductory offers
 
-    private static func introEligibility(_ txns: [Transaction], rules: [String: ProductRule],
+    private static func introEligibility(_ txns: [Transaction], _ ruleOf: [ProductRule?], rules: [String: ProductRule],
                                          catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
         var groups: [String: Bool] = [:]
         if catalog != nil {
@@ -389,12 +404,31 @@ public enum EntitlementEngine {
                 if let g = rule.group { groups[g] = true }
             }
         }
-        for t in txns {
-            let group = catalog != nil ? rules[t.productID]?.group : t.subscriptionGroupIdentifier
+        for (i, t) in txns.enumerated() {
+            let group = catalog != nil ? ruleOf[i]?.group : t.subscriptionGroupIdentifier
             guard let g = group else { continue }
             if groups[g] == nil { groups[g] = true }
             if t.isTrialPeriod || t.isInIntroOfferPeriod { groups[g] = false }
         }
         return groups.keys.sorted().map { ($0, groups[$0] ?? true) }
     }
+}
+
+/// Small integer ids for strings, given in order of first sight.
+struct InternTable {
+    private(set) var names: [String] = []
+    private var ids: [String: Int] = [:]
+
+    /// The id of `name`, given a new one when unseen (one hash either way).
+    mutating func id(_ name: String) -> Int {
+        let next = names.count
+        let id = Self.settle(&ids[name, default: next])
+        if id == next { names.append(name) }
+        return id
+    }
+
+    func existingID(_ name: String) -> Int? { ids[name] }
+
+    /// Reads through the defaulting subscript's in-place access, which inserts and reads in one lookup.
+    private static func settle(_ slot: inout Int) -> Int { slot }
 }

@@ -38,6 +38,22 @@ final class JSONDocument {
     }
 }
 
+/// See `JSONValue.keyIndex`.
+struct KeyIndex {
+    static let crowded = UInt32.max
+    var slots = InlineArray<64, UInt32>(repeating: 0)
+
+    /// The slot's entry for `key` (see `JSONValue.member(_:indexed:)`).
+    @inline(__always) func entry(_ key: StaticString) -> UInt32 {
+        slots.span[Self.slot(key.utf8Start, key.utf8CodeUnitCount)]  // a borrow: no copy of the table
+    }
+
+    @inline(__always) static func slot(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        let mix = n == 0 ? 0 : n &* 7 &+ Int(p[0]) &* 3 &+ Int(p[n - 1])
+        return mix & 63
+    }
+}
+
 /// A borrowed value inside a `JSONDocument`: the tape and the value's index on it.
 struct JSONValue {
     let view: json_tape_view
@@ -124,29 +140,34 @@ struct JSONValue {
         return out
     }
 
-    /// A 64-bit summary of an object's keys (one bit per key, from its length and end bytes):
-    /// a reader that asks for many absent fields rules most of them out without a scan.
-    var keySummary: UInt64 {
-        guard kind == .object else { return 0 }
-        var summary: UInt64 = 0
+    /// Where an object's keys sit, by a 6-bit slot of each key (from its length and end bytes):
+    /// the tape index of the only key in a slot, `KeyIndex.crowded` when two or more share it,
+    /// 0 when none does. A reader that asks for thirty fields of an object with a dozen then
+    /// finds each, or rules it out, with one compare instead of a scan.
+    var keyIndex: KeyIndex {
+        var index = KeyIndex()
+        guard kind == .object else { return index }
         let end = json_tape_end(view, at)
         var i = at + 1
         while i < end {
             var n: UInt32 = 0
             let p = json_tape_string(view, i, &n)
-            summary |= Self.keyBit(p!, Int(n))
+            let slot = KeyIndex.slot(p!, Int(n))
+            index.slots[slot] = index.slots[slot] == 0 ? i : KeyIndex.crowded
             i = json_tape_after(view, i + 1)
         }
-        return summary
+        return index
     }
 
-    /// The bit a key sets in `keySummary`.
-    @inline(__always) static func keyBit(_ p: UnsafePointer<UInt8>, _ n: Int) -> UInt64 {
-        let mix = n == 0 ? 0 : n &* 7 &+ Int(p[0]) &* 3 &+ Int(p[n - 1])
-        return 1 << UInt64(mix & 63)
+    /// The value of `key`, given what the object's `keyIndex` holds for it.
+    func member(_ key: StaticString, indexed at: UInt32) -> JSONValue? {
+        if at == 0 { return nil }
+        if at == KeyIndex.crowded { return self[literal: key] }
+        var n: UInt32 = 0
+        let p = json_tape_string(view, at, &n)
+        guard Int(n) == key.utf8CodeUnitCount, n == 0 || memcmp(p!, key.utf8Start, Int(n)) == 0 else { return nil }
+        return JSONValue(view: view, at: at + 1)
     }
-
-    static func keyBit(_ key: StaticString) -> UInt64 { keyBit(key.utf8Start, key.utf8CodeUnitCount) }
 
     /// Lookup by a literal key: no String made.
     subscript(literal key: StaticString) -> JSONValue? {

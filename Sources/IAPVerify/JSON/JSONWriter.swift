@@ -2,13 +2,45 @@
 // tree (hundreds of allocations) for every result.
 
 import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Owns the writer's heap block, so that a writer can stay a plain struct (its cursor and
 /// capacity are struct fields: no reference counting or exclusivity checks per byte written).
+/// The block comes from malloc, so a finished document can be handed to C without a copy.
 private final class WriterStorage {
-    var base: UnsafeMutablePointer<UInt8>
-    init(capacity: Int) { base = .allocate(capacity: capacity) }
-    deinit { base.deallocate() }
+    var base: UnsafeMutablePointer<UInt8>?
+    init(capacity: Int) { base = WriterStorage.allocate(capacity) }
+    deinit { free(base) }
+
+    static func allocate(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let p = malloc(n) else { fatalError("out of memory for \(n) bytes of result JSON") }
+        return p.assumingMemoryBound(to: UInt8.self)
+    }
+}
+
+/// A finished JSON document in one malloc'd, NUL-terminated block (the terminator is not
+/// counted). The C boundary takes the block as it is: a large result is never copied.
+package final class JSONText {
+    private var base: UnsafeMutablePointer<UInt8>?
+    package let count: Int
+
+    fileprivate init(base: UnsafeMutablePointer<UInt8>, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit { free(base) }
+
+    /// A copy as a Swift array.
+    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Hands the block to the caller, who frees it with `free`; the text is empty afterwards.
+    package func take() -> UnsafeMutablePointer<CChar>? {
+        defer { base = nil }
+        return UnsafeMutableRawPointer(base)?.assumingMemoryBound(to: CChar.self)
+    }
 }
 
 /// An append-only JSON emitter into one growing buffer. Callers write keys and values in order;
@@ -24,11 +56,19 @@ struct JSONWriter {
     init(capacity: Int = 1024) {
         self.capacity = max(capacity, 64)
         storage = WriterStorage(capacity: self.capacity)
-        base = storage.base
+        base = storage.base!
     }
 
     /// The JSON written so far.
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The document, handed over without a copy. The writer must not be used afterwards.
+    mutating func finish() -> JSONText {
+        put(0)
+        count -= 1
+        storage.base = nil
+        return JSONText(base: base, count: count)
+    }
 
     /// Room for `n` more bytes: the buffer at least doubles, so appends stay amortised O(1).
     @inline(__always) private mutating func reserve(_ n: Int) {
@@ -37,11 +77,9 @@ struct JSONWriter {
 
     private mutating func grow(_ n: Int) {
         let newCapacity = max(capacity * 2, count + n)
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        bigger.update(from: base, count: count)
-        base.deallocate()
-        storage.base = bigger
-        base = bigger
+        guard let bigger = realloc(base, newCapacity) else { fatalError("out of memory for \(newCapacity) bytes of result JSON") }
+        base = bigger.assumingMemoryBound(to: UInt8.self)
+        storage.base = base
         capacity = newCapacity
     }
 
@@ -64,7 +102,7 @@ struct JSONWriter {
         put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    private mutating func separate() {
+    @inline(__always) private mutating func separate() {
         if afterKey { afterKey = false; return }
         if !first { put(UInt8(ascii: ",")) }
         first = false
@@ -110,14 +148,29 @@ struct JSONWriter {
         var digits = 1
         var probe = magnitude
         while probe >= 10 { probe /= 10; digits += 1 }
-        var at = count + digits - 1
-        repeat {
-            base[at] = UInt8(truncatingIfNeeded: 48 + magnitude % 10)
-            magnitude /= 10
-            at -= 1
-        } while magnitude > 0
+        // Two digits per division (dates in milliseconds have 13), from the right.
+        let pairs = Self.digitPairs.utf8Start
+        var at = count + digits
+        while magnitude >= 100 {
+            let pair = Int(magnitude % 100) * 2
+            magnitude /= 100
+            at -= 2
+            base[at] = pairs[pair]
+            base[at + 1] = pairs[pair + 1]
+        }
+        if magnitude >= 10 {
+            let pair = Int(magnitude) * 2
+            base[at - 2] = pairs[pair]
+            base[at - 1] = pairs[pair + 1]
+        } else {
+            base[at - 1] = UInt8(truncatingIfNeeded: 48 + magnitude)
+        }
         count += digits
     }
+
+    /// "00" to "99", two bytes each.
+    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
     mutating func int(_ v: Int64?) { if let v { int(v) } else { null() } }
     mutating func bool(_ v: Bool) { separate(); put(v ? "true" : "false") }
     mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }

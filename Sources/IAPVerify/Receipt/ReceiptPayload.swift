@@ -28,7 +28,24 @@ public struct InAppPurchase: Sendable, Equatable {
     public var promotionalOfferID: String?
     /// Undocumented attribute 1707.
     public var productType: Int64?
-    public var unknownAttributes: [UnknownAttribute] = []
+    /// The record as signed. Attributes the decoder does not read are taken from it when asked
+    /// for: most purchases carry several, and keeping a list per purchase cost allocations.
+    var record: ArraySlice<UInt8> = []
+
+    /// The attributes the decoder does not read into fields, in payload order.
+    public var unknownAttributes: [UnknownAttribute] {
+        var list: [UnknownAttribute] = []
+        forEachUnknownAttribute { list.append($0) }
+        return list
+    }
+
+    /// The same, one at a time and without building a list.
+    func forEachUnknownAttribute(_ body: (UnknownAttribute) -> Void) {
+        // The record was decoded once already, so this walk cannot fail.
+        _ = try? AttributeSet.fold(record, what: "an in-app record", from: ()) { (_, type, version, value) throws(PayloadProblem) in
+            if !ReceiptPayloadDecoder.readsInApp(type) { body(UnknownAttribute(type: type, version: version, value: value)) }
+        }
+    }
 }
 
 /// The decoded app receipt payload.
@@ -70,12 +87,10 @@ enum PayloadProblem: Error {
 enum ReceiptPayloadDecoder {
     /// Decodes the payload bytes (the signed content).
     static func decode(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
-        var receipt = ReceiptPayload()
-        var seen = Set<Int64>()
-        try AttributeSet.forEach(bytes[...], what: "the payload") { (type, version, value) throws(PayloadProblem) in
-            try apply(type, version, value, to: &receipt, seen: &seen)
-        }
-        return receipt
+        let start = (receipt: ReceiptPayload(), seen: Set<Int64>())
+        return try AttributeSet.fold(bytes[...], what: "the payload", from: start) { (state, type, version, value) throws(PayloadProblem) in
+            try apply(type, version, value, to: &state.receipt, seen: &state.seen)
+        }.receipt
     }
 
     /// What an untrusted payload may be read for before checks 5–7 pass: the
@@ -145,24 +160,33 @@ enum ReceiptPayloadDecoder {
     }
 
     private static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
-        var p = InAppPurchase()
-        var seen: UInt32 = 0  // in-app types 1700...1731, one bit each
-        var seenOther = Set<Int64>()
-        try AttributeSet.forEach(bytes, what: "an in-app record") { (type, version, value) throws(PayloadProblem) in
+        var first = InAppPurchase()
+        first.record = bytes
+        // In-app types 1700...1731 are seen with one bit each.
+        let start = (purchase: first, seen: UInt32(0), seenOther: Set<Int64>())
+        return try AttributeSet.fold(bytes, what: "an in-app record", from: start) { (state, type, version, value) throws(PayloadProblem) in
             if type >= 1700, type < 1732 {
                 let bit = UInt32(1) << UInt32(type - 1700)
-                guard seen & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
-                seen |= bit
+                guard state.seen & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
+                state.seen |= bit
             } else {
-                guard seenOther.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
+                guard state.seenOther.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
             }
-            try applyInApp(type, version, value, to: &p)
-        }
-        return p
+            try applyInApp(type, version, value, to: &state.purchase)
+        }.purchase
     }
 
-    private static func applyInApp(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>,
-                                   to p: inout InAppPurchase) throws(PayloadProblem) {
+    /// The in-app attribute types `applyInApp` reads into fields; the others are unknown
+    /// attributes (a test checks the two agree for every type around Apple's range).
+    static func readsInApp(_ type: Int64) -> Bool {
+        switch type {
+        case 1701...1708, 1711, 1712, 1713, 1719, 1721: return true
+        default: return false
+        }
+    }
+
+    static func applyInApp(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>,
+                           to p: inout InAppPurchase) throws(PayloadProblem) {
             switch type {
             case 1701: p.quantity = try integer(value, type)
             case 1702: p.productID = try string(value, type)
@@ -177,8 +201,7 @@ enum ReceiptPayloadDecoder {
             case 1713: p.isTrialPeriod = try flag(value, type)
             case 1719: p.isInIntroOfferPeriod = try flag(value, type)
             case 1721: p.promotionalOfferID = try string(value, type)
-            default:
-                p.unknownAttributes.append(UnknownAttribute(type: type, version: version, value: value))
+            default: break  // kept in `record`, listed by `unknownAttributes`
             }
     }
 
@@ -241,7 +264,12 @@ enum ReceiptPayloadDecoder {
     }
 
     private static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
-        String(validating: bytes, as: UTF8.self)
+        bytes.withUnsafeBufferPointer { p in
+            // ASCII (every id and date Apple writes) is valid as it is; the generic validating
+            // initialiser costs more than the string itself for these short values.
+            if !p.contains(where: { $0 >= 0x80 }) { return String(decoding: p, as: UTF8.self) }
+            return String(validating: p, as: UTF8.self)
+        }
     }
 
     /// Attribute 2 must be a UTF8String (check 9).
@@ -291,13 +319,30 @@ enum ReceiptPayloadDecoder {
 /// parser, which gives the same attributes or the precise error. A test decodes every fixture
 /// both ways and compares.
 enum AttributeSet {
-    static func forEach(_ bytes: ArraySlice<UInt8>, what: String,
-                        _ body: (Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void) throws(PayloadProblem) {
-        if let attributes = direct(bytes) {
-            for a in attributes { try body(a.type, a.version, a.value) }
-            return
+    /// Folds `body` over the attributes in order, from `initial`. One walk reads the common
+    /// encoding; when the bytes turn out not to be plain DER halfway, whatever the walk applied is
+    /// dropped and swift-asn1's BER reading starts again from `initial`, so a state is never
+    /// half-applied. A value `body` refuses is thrown only once the whole shape is known good.
+    static func fold<State>(_ bytes: ArraySlice<UInt8>, what: String, from initial: State,
+                            _ body: (inout State, Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void)
+        throws(PayloadProblem) -> State {
+        var state = initial
+        var failure: PayloadProblem?
+        let plain = walk(bytes) { type, version, value in
+            if failure == nil {
+                do throws(PayloadProblem) { try body(&state, type, version, value) } catch { failure = error }
+            }
+            return true
         }
-        try viaSwiftASN1(bytes, what: what, body)
+        if plain {
+            if let failure { throw failure }
+            return state
+        }
+        state = initial
+        try viaSwiftASN1(bytes, what: what) { (type, version, value) throws(PayloadProblem) in
+            try body(&state, type, version, value)
+        }
+        return state
     }
 
     struct Attribute {
@@ -309,37 +354,43 @@ enum AttributeSet {
     /// Every attribute, by the direct walk; nil when the bytes are not plain definite-length TLVs
     /// of that shape.
     static func direct(_ bytes: ArraySlice<UInt8>) -> [Attribute]? {
-        walk(bytes, reserving: true) { _ in true }
+        var out: [Attribute] = []
+        out.reserveCapacity(bytes.count / 12)  // an attribute takes at least 11 bytes
+        guard walk(bytes, { out.append(Attribute(type: $0, version: $1, value: $2)); return true }) else { return nil }
+        return out
     }
 
     /// The attributes of two types only, values left undecoded. This is the only payload work
     /// done before the signature is checked, so it must cost little per attribute whatever an
     /// attacker puts there: nothing is kept of the others.
     static func find(_ first: Int64, _ second: Int64, in bytes: ArraySlice<UInt8>) -> [Attribute]? {
-        walk(bytes, reserving: false) { $0 == first || $0 == second }
+        var out: [Attribute] = []
+        let whole = walk(bytes) { type, version, value in
+            if type == first || type == second { out.append(Attribute(type: type, version: version, value: value)) }
+            return true
+        }
+        return whole ? out : nil
     }
 
-    /// One walk over raw memory for both: the attributes whose type `keep` accepts.
+    /// One walk over raw memory: `visit` sees each attribute in order and returns false to stop.
+    /// False when the bytes are not a SET of plain definite-length attribute TLVs (or `visit`
+    /// stopped the walk).
     @inline(__always)
-    private static func walk(_ bytes: ArraySlice<UInt8>, reserving: Bool, _ keep: (Int64) -> Bool) -> [Attribute]? {
-        bytes.withUnsafeBufferPointer { p -> [Attribute]? in
+    private static func walk(_ bytes: ArraySlice<UInt8>, _ visit: (Int64, Int64, ArraySlice<UInt8>) -> Bool) -> Bool {
+        bytes.withUnsafeBufferPointer { p -> Bool in
             let base = bytes.startIndex
-            guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return nil }
-            var out: [Attribute] = []
-            if reserving { out.reserveCapacity((set.end - set.start) / 12) }  // an attribute takes at least 11 bytes
+            guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return false }
             var i = set.start
             while i < set.end {
                 guard let seq = RawTLV.header(p, i, end: set.end), seq.tag == 0x30,
                       let t = RawTLV.header(p, seq.start, end: seq.end), t.tag == 0x02,
                       let v = RawTLV.header(p, t.end, end: seq.end), v.tag == 0x02,
                       let o = RawTLV.header(p, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
-                      let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return nil }
-                if keep(type) {
-                    out.append(Attribute(type: type, version: version, value: bytes[(base + o.start)..<(base + o.end)]))
-                }
+                      let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return false }
+                guard visit(type, version, bytes[(base + o.start)..<(base + o.end)]) else { return false }
                 i = seq.end
             }
-            return out
+            return true
         }
     }
 

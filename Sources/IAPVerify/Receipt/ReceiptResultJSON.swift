@@ -4,6 +4,11 @@ extension ReceiptReport {
     /// The full result document.
     /// - Parameter inspected: `inspect`'s document, which verifies nothing and has no revocation.
     public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil, inspected: Bool = false) -> [UInt8] {
+        resultText(verdictOverride: verdictOverride, inspected: inspected).bytes
+    }
+
+    /// The same document, in one block the C boundary takes without a copy.
+    package func resultText(verdictOverride: (verdict: String, reason: String)? = nil, inspected: Bool = false) -> JSONText {
         var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
         w.beginObject()
         w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
@@ -19,7 +24,7 @@ extension ReceiptReport {
         if !inspected { w.revocation(revocation) }
         w.grants(entitlements, valid: isValid)
         w.endObject()
-        return w.bytes
+        return w.finish()
     }
 
     private func writeReceipt(_ p: ReceiptPayload, into w: inout JSONWriter) {
@@ -72,10 +77,12 @@ extension ReceiptReport {
             w.field("is_in_intro_offer_period", t.isInIntroOfferPeriod ?? false)
             w.field("promotional_offer_id", t.promotionalOfferID)
             w.field("product_type", t.productType)
-            if !t.unknownAttributes.isEmpty {
-                w.key("unknown_attributes")
-                Self.writeUnknown(t.unknownAttributes, into: &w)
+            var listed = false
+            t.forEachUnknownAttribute { a in
+                if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
+                Self.writeUnknown(a, into: &w)
             }
+            if listed { w.endArray() }
             w.endObject()
         }
         w.endArray()
@@ -86,15 +93,17 @@ extension ReceiptReport {
 
     private static func writeUnknown(_ list: [UnknownAttribute], into w: inout JSONWriter) {
         w.beginArray()
-        for a in list {
-            w.beginObject()
-            w.field("type", a.type)
-            w.field("version", a.version)
-            w.key("value_base64")
-            w.base64(a.value)
-            w.endObject()
-        }
+        for a in list { writeUnknown(a, into: &w) }
         w.endArray()
+    }
+
+    private static func writeUnknown(_ a: UnknownAttribute, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("type", a.type)
+        w.field("version", a.version)
+        w.key("value_base64")
+        w.base64(a.value)
+        w.endObject()
     }
 }
 

@@ -2,7 +2,10 @@
 // Apple's error, what was verified, and what it grants.
 
 extension APIResponseReport {
-    public func resultJSON() -> [UInt8] {
+    public func resultJSON() -> [UInt8] { resultText().bytes }
+
+    /// The same document, in one block the C boundary takes without a copy.
+    package func resultText() -> JSONText {
         var w = JSONWriter(capacity: 1024 + transactions.count * 700 + (appTransactionJSON?.count ?? 0) + (unsignedJSON?.count ?? 0))
         w.beginObject()
         w.field("verdict", verdict.rawValue)
@@ -58,7 +61,7 @@ extension APIResponseReport {
         if let u = unsignedJSON { w.rawJSON(u) } else { w.null() }
         w.grants(entitlements, valid: isValid)
         w.endObject()
-        return w.bytes
+        return w.finish()
     }
 
     private static func write(_ list: [SubscriptionStatusCheck], into w: inout JSONWriter) {

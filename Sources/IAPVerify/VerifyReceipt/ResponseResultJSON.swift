@@ -1,7 +1,10 @@
 // Result JSON for /verifyReceipt responses and for direct entitlement input.
 
 extension ResponseReport {
-    public func resultJSON() -> [UInt8] {
+    public func resultJSON() -> [UInt8] { resultText().bytes }
+
+    /// The same document, in one block the C boundary takes without a copy.
+    package func resultText() -> JSONText {
         var w = JSONWriter(capacity: 1024 + transactions.count * 700)
         w.beginObject()
         w.field("verdict", verdict.rawValue)
@@ -42,19 +45,22 @@ extension ResponseReport {
         }
         w.grants(entitlements, valid: isValid)
         w.endObject()
-        return w.bytes
+        return w.finish()
     }
 }
 
 extension EntitlementInputReport {
-    public func resultJSON() -> [UInt8] {
+    public func resultJSON() -> [UInt8] { resultText().bytes }
+
+    /// The same document, in one block the C boundary takes without a copy.
+    package func resultText() -> JSONText {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.field("verdict", verdict.rawValue)
         w.field("reason", judgement.reason)
         w.grants(entitlements, valid: isValid)
         w.endObject()
-        return w.bytes
+        return w.finish()
     }
 }
 

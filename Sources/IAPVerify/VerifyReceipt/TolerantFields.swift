@@ -80,7 +80,7 @@ struct FieldReader {
     let object: JSONValue
     private let base: String
     private let index: Int?
-    private let keys: UInt64
+    private let keys: KeyIndex
 
     /// Where the object is, for error messages ("latest_receipt_info[3]"). Made only on error:
     /// a list of a thousand transactions builds no path strings.
@@ -90,12 +90,12 @@ struct FieldReader {
         self.object = object
         self.base = path
         self.index = index
-        self.keys = object.keySummary
+        self.keys = object.keyIndex
         guard object.kind == .object else { throw FieldProblem(message: "\(self.path) must be an object, got \(object.typeName)") }
     }
 
     private func present(_ key: StaticString) -> JSONValue? {
-        guard keys & JSONValue.keyBit(key) != 0, let v = object[literal: key], !v.isNull else { return nil }
+        guard let v = object.member(key, indexed: keys.entry(key)), !v.isNull else { return nil }
         if v.utf8?.count == 0 { return nil }
         return v
     }

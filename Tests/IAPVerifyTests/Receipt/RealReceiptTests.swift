@@ -52,6 +52,29 @@ final class RealReceiptTests: XCTestCase {
         }
     }
 
+    /// `readsInApp` lists exactly the in-app types the decoder reads into fields: given an
+    /// INTEGER, a read type fills a field or refuses the value; any other type changes nothing
+    /// (it is listed under `unknownAttributes`).
+    func testInAppTypesReadMatchTheDecoder() {
+        for type in Int64(1680)...1760 {
+            var p = InAppPurchase()
+            var refused = false
+            do { try ReceiptPayloadDecoder.applyInApp(type, 1, [0x02, 0x01, 0x01][...], to: &p) } catch { refused = true }
+            XCTAssertEqual(ReceiptPayloadDecoder.readsInApp(type), refused || p != InAppPurchase(), "type \(type)")
+        }
+    }
+
+    /// Unknown in-app attributes are read from the record on demand, in payload order.
+    func testUnknownInAppAttributesComeFromTheRecord() throws {
+        guard let v = makeVerifier(["bundle_id": "*", "environments": ["Production", "Sandbox"]]) else { return }
+        let r = try v.verify(Fixtures.data("receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der"), now: jan2030)
+        let payload = try XCTUnwrap(r.payload)
+        let first = try XCTUnwrap(payload.inApp.first)
+        let direct = try XCTUnwrap(AttributeSet.direct(first.record))
+        XCTAssertEqual(first.unknownAttributes.map(\.type), direct.map(\.type).filter { !ReceiptPayloadDecoder.readsInApp($0) })
+        XCTAssertFalse(first.unknownAttributes.isEmpty)
+    }
+
     func testFamilySharedReceiptKeepsAn18DigitTransactionID() throws {
         guard let v = makeVerifier(["bundle_id": "com.phonetracker.findus"]) else { return }
         let r = try v.verify(Fixtures.data("receipts/production_2021-11-23_com.phonetracker.findus_familyshared.der"), now: jan2030)
