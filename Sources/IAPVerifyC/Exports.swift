@@ -1,5 +1,5 @@
 // The C boundary of libiapverify.so. Thin by design: it checks pointers and lengths, boxes
-// handles, maps failures to status codes and copies results into C memory. No logic lives here.
+// handles, maps failures to status codes and hands results to C memory. No logic lives here.
 //
 // Ownership: a verifier handle is a retained `Verifier`; a result handle is a retained
 // `ResultBox` whose strings stay valid until `iapv_result_free`. Nothing here traps: every

@@ -152,6 +152,14 @@ extension Transaction {
         promotionalOfferID = p.promotionalOfferID
     }
 
+    /// The receipt's purchases that carry the ids the engine needs, in one allocation.
+    static func all(_ purchases: [InAppPurchase]) -> [Transaction] {
+        var out: [Transaction] = []
+        out.reserveCapacity(purchases.count)
+        for p in purchases { if let t = Transaction(p) { out.append(t) } }
+        return out
+    }
+
     /// When two records share a transaction id, the one that revokes or reaches further wins,
     /// so the choice never depends on input order and never grants more than either record.
     /// True when `b` wins over `a`.

@@ -42,7 +42,7 @@ public struct InAppPurchase: Sendable, Equatable {
     /// The same, one at a time and without building a list.
     func forEachUnknownAttribute(_ body: (UnknownAttribute) -> Void) {
         // The record was decoded once already, so this walk cannot fail.
-        _ = try? AttributeSet.fold(record, what: "an in-app record", from: ()) { (_, type, version, value) throws(PayloadProblem) in
+        _ = try? AttributeSet.fold(record, what: "an in-app record", from: {}) { (_, type, version, value) throws(PayloadProblem) in
             if !ReceiptPayloadDecoder.readsInApp(type) { body(UnknownAttribute(type: type, version: version, value: value)) }
         }
     }
@@ -86,9 +86,15 @@ enum PayloadProblem: Error {
 
 enum ReceiptPayloadDecoder {
     /// Decodes the payload bytes (the signed content).
-    static func decode(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
-        let start = (receipt: ReceiptPayload(), seen: Set<Int64>())
-        return try AttributeSet.fold(bytes[...], what: "the payload", from: start) { (state, type, version, value) throws(PayloadProblem) in
+    static func decode(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> ReceiptPayload {
+        // Room for every purchase at once (one header walk): the list is the largest per call.
+        let records = min(AttributeSet.count(17, in: bytes) ?? 0, PayloadLimits.maxInAppCount)
+        let start = { () -> (receipt: ReceiptPayload, seen: Set<Int64>) in
+            var receipt = ReceiptPayload()
+            receipt.inApp.reserveCapacity(records)
+            return (receipt, [])
+        }
+        return try AttributeSet.fold(bytes, what: "the payload", from: start) { (state, type, version, value) throws(PayloadProblem) in
             try apply(type, version, value, to: &state.receipt, seen: &state.seen)
         }.receipt
     }
@@ -97,7 +103,7 @@ enum ReceiptPayloadDecoder {
     /// receipt type (which picks the anchors) and the creation date (the validation time).
     /// Walks the top-level attributes without decoding in-app records, so a forged payload of
     /// many purchases costs a header walk, not a decode.
-    static func header(_ bytes: [UInt8]) throws(PayloadProblem) -> ReceiptPayload {
+    static func header(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> ReceiptPayload {
         var receipt = ReceiptPayload()
         var seenType = false, seenCreation = false
         let visit = { (type: Int64, value: ArraySlice<UInt8>) throws(PayloadProblem) in
@@ -114,11 +120,11 @@ enum ReceiptPayloadDecoder {
                 break
             }
         }
-        if let found = AttributeSet.find(0, 12, in: bytes[...]) {
+        if let found = AttributeSet.find(0, 12, in: bytes) {
             for a in found { try visit(a.type, a.value) }
             return receipt
         }
-        try AttributeSet.viaSwiftASN1(bytes[...], what: "the payload") { (type, _, value) throws(PayloadProblem) in
+        try AttributeSet.viaSwiftASN1(bytes, what: "the payload") { (type, _, value) throws(PayloadProblem) in
             try visit(type, value)
         }
         return receipt
@@ -160,11 +166,9 @@ enum ReceiptPayloadDecoder {
     }
 
     private static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
-        var first = InAppPurchase()
-        first.record = bytes
         // In-app types 1700...1731 are seen with one bit each.
-        let start = (purchase: first, seen: UInt32(0), seenOther: Set<Int64>())
-        return try AttributeSet.fold(bytes, what: "an in-app record", from: start) { (state, type, version, value) throws(PayloadProblem) in
+        let start = { () -> (purchase: InAppPurchase, seen: UInt32, seenOther: Set<Int64>) in (InAppPurchase(), 0, []) }
+        var purchase = try AttributeSet.fold(bytes, what: "an in-app record", from: start) { (state, type, version, value) throws(PayloadProblem) in
             if type >= 1700, type < 1732 {
                 let bit = UInt32(1) << UInt32(type - 1700)
                 guard state.seen & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
@@ -174,6 +178,8 @@ enum ReceiptPayloadDecoder {
             }
             try applyInApp(type, version, value, to: &state.purchase)
         }.purchase
+        purchase.record = bytes
+        return purchase
     }
 
     /// The in-app attribute types `applyInApp` reads into fields; the others are unknown
@@ -319,14 +325,15 @@ enum ReceiptPayloadDecoder {
 /// parser, which gives the same attributes or the precise error. A test decodes every fixture
 /// both ways and compares.
 enum AttributeSet {
-    /// Folds `body` over the attributes in order, from `initial`. One walk reads the common
-    /// encoding; when the bytes turn out not to be plain DER halfway, whatever the walk applied is
-    /// dropped and swift-asn1's BER reading starts again from `initial`, so a state is never
-    /// half-applied. A value `body` refuses is thrown only once the whole shape is known good.
-    static func fold<State>(_ bytes: ArraySlice<UInt8>, what: String, from initial: State,
+    /// Folds `body` over the attributes in order, from the state `initial` makes. One walk reads
+    /// the common encoding; when the bytes turn out not to be plain DER halfway, whatever the walk
+    /// applied is dropped and swift-asn1's BER reading starts again from a fresh state, so a state
+    /// is never half-applied. A value `body` refuses is thrown only once the whole shape is known
+    /// good. (A maker, not a value: a state held twice would be copied on its first change.)
+    static func fold<State>(_ bytes: ArraySlice<UInt8>, what: String, from initial: () -> State,
                             _ body: (inout State, Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void)
         throws(PayloadProblem) -> State {
-        var state = initial
+        var state = initial()
         var failure: PayloadProblem?
         let plain = walk(bytes) { type, version, value in
             if failure == nil {
@@ -338,7 +345,7 @@ enum AttributeSet {
             if let failure { throw failure }
             return state
         }
-        state = initial
+        state = initial()
         try viaSwiftASN1(bytes, what: what) { (type, version, value) throws(PayloadProblem) in
             try body(&state, type, version, value)
         }
@@ -370,6 +377,12 @@ enum AttributeSet {
             return true
         }
         return whole ? out : nil
+    }
+
+    /// How many attributes of `type` there are; nil when the walk declines the bytes.
+    static func count(_ type: Int64, in bytes: ArraySlice<UInt8>) -> Int? {
+        var n = 0
+        return walk(bytes, { t, _, _ in if t == type { n += 1 }; return true }) ? n : nil
     }
 
     /// One walk over raw memory: `visit` sees each attribute in order and returns false to stop.

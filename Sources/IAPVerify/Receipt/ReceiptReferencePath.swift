@@ -87,9 +87,9 @@ extension Verifier {
         report.mark(.algorithm, .ok)
         report.digest = digest
         report.scheme = scheme.0
-        let content: [UInt8] = {
+        let content: ArraySlice<UInt8> = {
             guard let p = ASN1_STRING_get0_data(data) else { return [] }
-            return Array(UnsafeBufferPointer(start: p, count: Int(max(0, ASN1_STRING_length(data)))))
+            return Array(UnsafeBufferPointer(start: p, count: Int(max(0, ASN1_STRING_length(data)))))[...]
         }()
         guard acceptPayload(content, &report), let created = report.payload?.creationDateMs else { return false }
 

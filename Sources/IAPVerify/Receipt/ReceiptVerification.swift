@@ -42,7 +42,7 @@ extension Verifier {
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
         if report.isValid, let payload = report.payload {
-            report.entitlements = entitlements(payload.inApp.compactMap(Transaction.init), renewals: options.renewalInfo,
+            report.entitlements = entitlements(Transaction.all(payload.inApp), renewals: options.renewalInfo,
                                                options: options, nowMs: nowMs)
         }
         return report
@@ -59,7 +59,7 @@ extension Verifier {
     /// Check 4's second half and the Xcode rule, shared by both paths. Returns false to stop.
     /// Only the receipt type and creation date are read here: the rest of the payload is
     /// untrusted until the signature is checked (see `decodeSignedPayload`).
-    func acceptPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
+    func acceptPayload(_ content: ArraySlice<UInt8>, _ report: inout ReceiptReport) -> Bool {
         let payload: ReceiptPayload
         do {
             payload = try ReceiptPayloadDecoder.header(content)
@@ -82,7 +82,7 @@ extension Verifier {
     }
 
     /// After check 7: the whole payload, now known to be Apple's, decoded for checks 8–13.
-    func decodeSignedPayload(_ content: [UInt8], _ report: inout ReceiptReport) -> Bool {
+    func decodeSignedPayload(_ content: ArraySlice<UInt8>, _ report: inout ReceiptReport) -> Bool {
         do {
             report.payload = try ReceiptPayloadDecoder.decode(content)
             report.payloadIsComplete = true

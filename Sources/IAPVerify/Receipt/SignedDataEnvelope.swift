@@ -5,8 +5,9 @@ import SwiftASN1
 
 /// The parts of a SignedData that verification needs, as slices of the input bytes.
 struct SignedDataEnvelope {
-    /// The `data` content octets (BER chunks already joined).
-    var content: [UInt8]
+    /// The `data` content octets (BER chunks already joined); for DER, a slice of the input
+    /// (a large receipt's payload is most of it, and is not copied).
+    var content: ArraySlice<UInt8>
     /// The exact encoded `certificates [0]` field; the verified-chain cache is keyed on it.
     var certificatesField: ArraySlice<UInt8>
     /// Each embedded certificate's encoding, in the order given.
@@ -271,7 +272,7 @@ enum SignedDataParser {
         return oids
     }
 
-    private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> [UInt8] {
+    private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> ArraySlice<UInt8> {
         var it = fields.makeIterator()
         guard let typeNode = it.next(), let type = oidBytes(typeNode) else {
             throw .malformed("the encapsulated content has no type")
@@ -417,11 +418,11 @@ enum SignedDataParser {
 
     /// An OCTET STRING as App Store (DER: primitive) and Xcode (BER: one constructed level of
     /// primitive chunks) write it. Deeper nesting is legal BER that no receipt uses: refused.
-    static func octetString(_ node: ASN1Node, chunked: Bool) -> [UInt8]? {
+    static func octetString(_ node: ASN1Node, chunked: Bool) -> ArraySlice<UInt8>? {
         guard node.identifier == .octetString else { return nil }
         switch node.content {
         case .primitive(let bytes):
-            return Array(bytes)
+            return bytes
         case .constructed(let chunks):
             guard chunked else { return nil }
             var out: [UInt8] = []
@@ -429,7 +430,7 @@ enum SignedDataParser {
                 guard chunk.identifier == .octetString, case .primitive(let part) = chunk.content else { return nil }
                 out.append(contentsOf: part)
             }
-            return out
+            return out[...]
         }
     }
 

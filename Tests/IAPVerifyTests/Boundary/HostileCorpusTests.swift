@@ -54,7 +54,7 @@ final class HostileCorpusTests: XCTestCase {
         for _ in 0...PayloadLimits.maxInAppCount { body += record }
         let n = body.count
         let set: [UInt8] = [0x31, 0x83, UInt8(n >> 16), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + body
-        XCTAssertThrowsError(try ReceiptPayloadDecoder.decode(set)) { error in
+        XCTAssertThrowsError(try ReceiptPayloadDecoder.decode(set[...])) { error in
             guard case PayloadProblem.malformed(let why) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(why.contains("100000"), why)
         }
