@@ -160,6 +160,7 @@ python-test: wheel
 docs-test: python-test
 	$(PY_TESTENV)/bin/python Tests/docs/check_schemas.py
 	$(PYTHON) Tests/docs/run_examples.py --repo --python $(PY_TESTENV)/bin/python
+	scripts/state-diagram --check
 
 lua-test: all
 	luajit bindings/lua/t/test.lua $(CURDIR) $(CURDIR)/$(OUT)/lib/libiapverify.so.1

@@ -15,6 +15,7 @@ keeps the promises:
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -53,6 +54,35 @@ SCHEMA = [
         id TEXT NOT NULL, user_id TEXT NOT NULL, receipt TEXT NOT NULL, outcome TEXT NOT NULL, reason TEXT,
         tries INTEGER NOT NULL, created_ms BIGINT NOT NULL, finished_ms BIGINT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS finished_jobs_by_id ON finished_jobs (id)",
+    # Who owns a purchase: one user per original transaction (a subscription and its renewals, or a
+    # one-time purchase). Set by the transaction's appAccountToken when it names a user, otherwise
+    # by the first user who submitted it. `via`: app_account_token or first_claim.
+    """CREATE TABLE IF NOT EXISTS owners (
+        original_transaction_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, via TEXT NOT NULL, claimed_ms BIGINT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS owners_by_user ON owners (user_id)",
+    # What Apple signed, one row per transaction (kind 'transaction', id = transaction_id) and per
+    # subscription's renewal info (kind 'renewal_info', id = original_transaction_id): the library's
+    # normalised JSON. A row is replaced only by a statement Apple signed later, so the table ends
+    # the same whatever order notifications, receipts and API answers arrive in.
+    """CREATE TABLE IF NOT EXISTS statements (
+        kind TEXT NOT NULL, id TEXT NOT NULL, original_transaction_id TEXT NOT NULL, signed_date_ms BIGINT,
+        environment TEXT, stored_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, id))""",
+    "CREATE INDEX IF NOT EXISTS statements_by_original ON statements (original_transaction_id)",
+    # Per subscription: the newest notification applied (the library's last_signed_date_ms), when it
+    # should renew next (expected_renewal_ms, while it is active and set to renew), when news last
+    # came, and when the recovery job last asked Apple about it.
+    """CREATE TABLE IF NOT EXISTS subscriptions (
+        original_transaction_id TEXT PRIMARY KEY, environment TEXT, last_signed_date_ms BIGINT,
+        expected_renewal_ms BIGINT, last_news_ms BIGINT, checked_ms BIGINT)""",
+    # Every App Store Server Notification handled, pushed or recovered from Apple's history. The
+    # primary key makes a notification and its redelivered or recovered copy one row.
+    """CREATE TABLE IF NOT EXISTS notifications (
+        notification_uuid TEXT PRIMARY KEY, notification_type TEXT NOT NULL, subtype TEXT,
+        original_transaction_id TEXT, transaction_id TEXT, user_id TEXT, signed_date_ms BIGINT,
+        received_ms BIGINT NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL, signed_payload TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS notifications_by_original ON notifications (original_transaction_id, received_ms)",
+    # Watermarks: how far Apple's notification history has been read, per environment.
+    "CREATE TABLE IF NOT EXISTS service_marks (name TEXT PRIMARY KEY, value_ms BIGINT NOT NULL)",
 ]
 
 JOB_FIELDS = "id, user_id, receipt, endpoint, attempt, tries, created_ms, lease_token"
@@ -77,11 +107,20 @@ class Job:
 
 
 class Ledger:
-    def __init__(self, url: Optional[str] = None, sqlite_path: str = "purchases.db", pool_size: int = 10):
+    def __init__(self, url: Optional[str] = None, sqlite_path: str = "purchases.db", pool_size: int = 10,
+                 clock: Optional[Callable[[], int]] = None):
+        """clock (tests only) replaces the database's clock, for every process that is given the same one."""
         self.url = url if url is not None else os.environ.get("DATABASE_URL")
         self.sqlite_path = sqlite_path
+        self.clock = clock
         self._sqlite_lock = threading.Lock()  # SQLite allows one writer; keep it simple and explicit
-        self._pool = _PgPool(self.url, pool_size) if self.url else None
+        self._pool = None
+        if self.url:
+            from psycopg_pool import ConnectionPool  # only needed with DATABASE_URL
+            # check: a connection PostgreSQL dropped (restart, failover) is replaced, not handed out
+            self._pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, timeout=30,
+                                        kwargs={"autocommit": False}, check=ConnectionPool.check_connection,
+                                        open=True, name="ledger")
 
         def create(db: _Cursor) -> None:
             if db.pg:  # processes starting together must not race on CREATE ... IF NOT EXISTS
@@ -89,6 +128,20 @@ class Ledger:
             for statement in SCHEMA:
                 db.execute(statement)
         self.run(create)
+
+    def now(self, db: Optional["_Cursor"] = None) -> int:
+        """The time every decision uses, in ms: the database's clock, so that fronts and workers
+        on hosts whose clocks differ agree on lease ends and order times. SQLite runs on this host,
+        whose clock it is."""
+        if self.clock is not None:
+            return int(self.clock())
+        if not self._pool:
+            return now_ms()
+        sql = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"
+        if db is not None:
+            return int(db.query(sql, ())[0][0])
+        with self.transaction() as cur:
+            return int(cur.query(sql, ())[0][0])
 
     @property
     def kind(self) -> str:
@@ -102,19 +155,10 @@ class Ledger:
     def transaction(self) -> Iterator["_Cursor"]:
         """One database transaction: committed at the end of the block, rolled back on an exception."""
         if self._pool:
-            conn = self._pool.get()
-            try:
+            # the pool commits when the block ends and rolls back on an exception
+            with self._pool.connection() as conn:
                 with conn.cursor() as cur:
                     yield _Cursor(cur, pg=True, conn=conn)
-                conn.commit()
-            except BaseException:
-                try:
-                    conn.rollback()
-                except Exception:
-                    pass
-                raise
-            finally:
-                self._pool.put(conn)
         else:
             with self._sqlite_lock:
                 conn = sqlite3.connect(self.sqlite_path, timeout=30, isolation_level=None)
@@ -145,8 +189,11 @@ class Ledger:
 
     def create_order(self, order_id: str, user_id: str, product_id: str, created_ms: int) -> None:
         with self.transaction() as db:
-            db.execute("INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES (?, ?, ?, ?)",
-                       (order_id, user_id, product_id, created_ms))
+            self.create_order_in(db, order_id, user_id, product_id, created_ms)
+
+    def create_order_in(self, db: "_Cursor", order_id: str, user_id: str, product_id: str, created_ms: int) -> None:
+        db.execute("INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES (?, ?, ?, ?)",
+                   (order_id, user_id, product_id, created_ms))
 
     def order(self, order_id: str) -> Optional[dict]:
         with self.transaction() as db:
@@ -220,26 +267,27 @@ class Ledger:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (job_id, user_id, receipt, endpoint, attempt, next_at_ms, now_ms, why)) == 1
 
-    def claim(self, worker: str, now_ms: int, lease_ms: int, limit: int) -> list[Job]:
+    def claim(self, worker: str, now_ms: Optional[int], lease_ms: int, limit: int) -> list[Job]:
         """Leases up to `limit` due jobs, oldest due first, to `worker` until now_ms + lease_ms.
 
         PostgreSQL: rows another worker is claiming are skipped (FOR UPDATE SKIP LOCKED), and a row
         claimed meanwhile no longer matches `next_at_ms <= now` when it is re-read under the lock,
         so no two workers hold one job. SQLite: the claim runs under the database write lock."""
         token = f"{worker}/{uuid.uuid4().hex}"
-        lease_until = now_ms + lease_ms
 
         def take(db: _Cursor) -> list[Job]:
+            now = self.now(db) if now_ms is None else now_ms   # the database's clock, not this host's
+            lease_until = now + lease_ms
             if db.pg:
                 rows = db.query(
                     "WITH due AS (SELECT id FROM verification_jobs WHERE next_at_ms <= ?"
                     "             ORDER BY next_at_ms, id LIMIT ? FOR UPDATE SKIP LOCKED)"
                     " UPDATE verification_jobs AS j SET lease_owner = ?, lease_token = ?, next_at_ms = ?, tries = j.tries + 1"
                     " FROM due WHERE j.id = due.id RETURNING " + ", ".join("j." + f for f in JOB_FIELDS.split(", ")),
-                    (now_ms, limit, worker, token, lease_until))
+                    (now, limit, worker, token, lease_until))
             else:
                 ids = [r[0] for r in db.query("SELECT id FROM verification_jobs WHERE next_at_ms <= ?"
-                                              " ORDER BY next_at_ms, id LIMIT ?", (now_ms, limit))]
+                                              " ORDER BY next_at_ms, id LIMIT ?", (now, limit))]
                 for job_id in ids:
                     db.execute("UPDATE verification_jobs SET lease_owner = ?, lease_token = ?, next_at_ms = ?,"
                                " tries = tries + 1 WHERE id = ?", (worker, token, lease_until, job_id))
@@ -320,6 +368,150 @@ class Ledger:
                 "finished": {k: int(v) for k, v in sorted(finished.items())}}
 
 
+    def heartbeat(self, job: Job, lease_ms: int) -> bool:
+        """Extends a running job's lease to the database's now + lease_ms. False once the lease is
+        no longer this claim's (it expired and another worker took the job)."""
+        def renew(db: _Cursor) -> bool:
+            return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE id = ? AND lease_token = ?",
+                              (self.now(db) + lease_ms, job.id, job.lease_token)) == 1
+        return self.run(renew)
+
+    # -- who owns what, and what Apple signed ------------------------------------------------------
+
+    def lock_user(self, db: "_Cursor", user_id: str) -> None:
+        """Serialises the transactions that plan for one user (PostgreSQL; SQLite has one writer).
+        Every path takes this lock first, so two paths never wait on each other in opposite order."""
+        if db.pg:
+            db.query("SELECT pg_advisory_xact_lock(hashtextextended(?, 1))", ("user:" + user_id,))
+
+    def lock_subscription(self, db: "_Cursor", original_transaction_id: str) -> None:
+        """Serialises notifications about one purchase whose owner is not known yet."""
+        if db.pg:
+            db.query("SELECT pg_advisory_xact_lock(hashtextextended(?, 2))", ("sub:" + original_transaction_id,))
+
+    def owner(self, db: "_Cursor", original_transaction_id: str) -> Optional[str]:
+        rows = db.query("SELECT user_id FROM owners WHERE original_transaction_id = ?", (original_transaction_id,))
+        return rows[0][0] if rows else None
+
+    def claim_owner(self, db: "_Cursor", original_transaction_id: str, user_id: str, via: str, now_ms: int) -> str:
+        """Makes user_id the owner unless someone already is; returns the owner either way."""
+        db.execute("INSERT INTO owners (original_transaction_id, user_id, via, claimed_ms) VALUES (?, ?, ?, ?)"
+                   " ON CONFLICT (original_transaction_id) DO NOTHING", (original_transaction_id, user_id, via, now_ms))
+        return self.owner(db, original_transaction_id) or user_id
+
+    def merge_statement(self, db: "_Cursor", kind: str, key: str, original_transaction_id: str, body: dict,
+                        now_ms: int) -> bool:
+        """Stores a signed transaction or renewal info unless a statement Apple signed later is
+        already stored. A statement without signed_date_ms (a receipt's) replaces one that has none
+        either, never a signed one. Returns whether it was stored."""
+        signed = body.get("signed_date_ms")
+        environment = body.get("environment")
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        return db.execute(
+            "INSERT INTO statements (kind, id, original_transaction_id, signed_date_ms, environment, stored_ms, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET"
+            " signed_date_ms = excluded.signed_date_ms, environment = excluded.environment,"
+            " stored_ms = excluded.stored_ms, body = excluded.body"
+            " WHERE (excluded.signed_date_ms IS NOT NULL AND (statements.signed_date_ms IS NULL"
+            "        OR excluded.signed_date_ms > statements.signed_date_ms))"
+            "    OR (excluded.signed_date_ms IS NULL AND statements.signed_date_ms IS NULL)",
+            (kind, key, original_transaction_id, signed, environment, now_ms, text)) == 1
+
+    def user_statements(self, db: "_Cursor", user_id: str) -> dict:
+        """The user's stored transactions and renewal infos, as compute_entitlements reads them."""
+        rows = db.query("SELECT s.kind, s.body FROM statements s JOIN owners o"
+                        " ON o.original_transaction_id = s.original_transaction_id WHERE o.user_id = ?"
+                        " ORDER BY s.kind, s.id", (user_id,))
+        return {"transactions": [json.loads(b) for k, b in rows if k == "transaction"],
+                "renewal_info": [json.loads(b) for k, b in rows if k == "renewal_info"]}
+
+    def statements_of(self, db: "_Cursor", original_transaction_id: str) -> list[dict]:
+        return [json.loads(r[0]) for r in db.query("SELECT body FROM statements WHERE original_transaction_id = ?"
+                                                   " ORDER BY kind, id", (original_transaction_id,))]
+
+    # -- subscriptions and notifications -----------------------------------------------------------
+
+    def subscription(self, db: "_Cursor", original_transaction_id: str) -> dict:
+        rows = db.query("SELECT last_signed_date_ms, expected_renewal_ms, last_news_ms, checked_ms, environment"
+                        " FROM subscriptions WHERE original_transaction_id = ?", (original_transaction_id,))
+        keys = ("last_signed_date_ms", "expected_renewal_ms", "last_news_ms", "checked_ms", "environment")
+        return dict(zip(keys, rows[0])) if rows else dict.fromkeys(keys)
+
+    def note_news(self, db: "_Cursor", original_transaction_id: str, environment: Optional[str], now_ms: int,
+                  signed_date_ms: Optional[int] = None) -> None:
+        """Apple said something about this purchase: last_news_ms moves on; a notification's
+        signed date moves last_signed_date_ms forward, never back."""
+        db.execute("INSERT INTO subscriptions (original_transaction_id, environment, last_signed_date_ms, last_news_ms)"
+                   " VALUES (?, ?, ?, ?) ON CONFLICT (original_transaction_id) DO UPDATE SET"
+                   " environment = COALESCE(excluded.environment, subscriptions.environment),"
+                   " last_news_ms = excluded.last_news_ms,"
+                   " last_signed_date_ms = CASE WHEN excluded.last_signed_date_ms IS NULL"
+                   "   THEN subscriptions.last_signed_date_ms WHEN subscriptions.last_signed_date_ms IS NULL"
+                   "   OR excluded.last_signed_date_ms > subscriptions.last_signed_date_ms"
+                   "   THEN excluded.last_signed_date_ms ELSE subscriptions.last_signed_date_ms END",
+                   (original_transaction_id, environment, signed_date_ms, now_ms))
+
+    def expect_renewal(self, db: "_Cursor", original_transaction_id: str, expected_ms: Optional[int]) -> None:
+        db.execute("UPDATE subscriptions SET expected_renewal_ms = ? WHERE original_transaction_id = ?",
+                   (expected_ms, original_transaction_id))
+
+    def overdue_subscriptions(self, db: "_Cursor", now_ms: int, slack_ms: int, limit: int) -> list[tuple[str, str]]:
+        """(original_transaction_id, environment) of subscriptions that should have renewed more
+        than slack_ms ago, with no news since and not asked about since."""
+        return [(r[0], r[1] or "Production") for r in db.query(
+            "SELECT original_transaction_id, environment FROM subscriptions WHERE expected_renewal_ms IS NOT NULL"
+            " AND expected_renewal_ms + ? <= ? AND (last_news_ms IS NULL OR last_news_ms < expected_renewal_ms + ?)"
+            " AND (checked_ms IS NULL OR checked_ms < expected_renewal_ms + ?)"
+            " ORDER BY expected_renewal_ms, original_transaction_id LIMIT ?",
+            (slack_ms, now_ms, slack_ms, slack_ms, limit))]
+
+    def mark_checked(self, db: "_Cursor", original_transaction_id: str, now_ms: int) -> None:
+        db.execute("UPDATE subscriptions SET checked_ms = ? WHERE original_transaction_id = ?",
+                   (now_ms, original_transaction_id))
+
+    def seen_notifications(self, db: "_Cursor", original_transaction_id: Optional[str], limit: int = 1000) -> list[str]:
+        """The UUIDs of the latest notifications handled for this purchase (the library's
+        seen_notification_uuids); the primary key catches older ones."""
+        if original_transaction_id is None:
+            return []
+        return [r[0] for r in db.query("SELECT notification_uuid FROM notifications WHERE original_transaction_id = ?"
+                                       " ORDER BY received_ms DESC, notification_uuid LIMIT ?",
+                                       (original_transaction_id, limit))]
+
+    def record_notification(self, db: "_Cursor", n: dict) -> bool:
+        """Stores a handled notification; False when its UUID is already stored (a duplicate)."""
+        return db.execute(
+            "INSERT INTO notifications (notification_uuid, notification_type, subtype, original_transaction_id,"
+            " transaction_id, user_id, signed_date_ms, received_ms, action, source, signed_payload)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (notification_uuid) DO NOTHING",
+            (n["notification_uuid"], n["notification_type"], n.get("subtype"), n.get("original_transaction_id"),
+             n.get("transaction_id"), n.get("user_id"), n.get("signed_date_ms"), n["received_ms"], n["action"],
+             n["source"], n["signed_payload"])) == 1
+
+    def has_notification(self, db: "_Cursor", notification_uuid: str) -> bool:
+        return bool(db.query("SELECT 1 FROM notifications WHERE notification_uuid = ?", (notification_uuid,)))
+
+    def notifications(self) -> list[dict]:
+        with self.transaction() as db:
+            rows = db.query("SELECT notification_uuid, notification_type, subtype, original_transaction_id, user_id,"
+                            " action, source FROM notifications ORDER BY signed_date_ms, notification_uuid", ())
+        return [dict(zip(("notification_uuid", "notification_type", "subtype", "original_transaction_id", "user_id",
+                          "action", "source"), r)) for r in rows]
+
+    def mark(self, db: "_Cursor", name: str) -> Optional[int]:
+        rows = db.query("SELECT value_ms FROM service_marks WHERE name = ?", (name,))
+        return int(rows[0][0]) if rows else None
+
+    def set_mark(self, db: "_Cursor", name: str, value_ms: int, only_if_missing: bool = False) -> None:
+        db.execute("INSERT INTO service_marks (name, value_ms) VALUES (?, ?) ON CONFLICT (name) DO "
+                   + ("NOTHING" if only_if_missing else "UPDATE SET value_ms = excluded.value_ms"), (name, value_ms))
+
+    def table_counts(self) -> dict:
+        with self.transaction() as db:
+            return {t: int(db.query(f"SELECT COUNT(*) FROM {t}", ())[0][0])
+                    for t in ("orders", "deliveries", "owners", "statements", "subscriptions", "notifications")}
+
+
 class _Cursor:
     """One SQL dialect for both drivers: `?` placeholders, rowcount from execute."""
 
@@ -356,42 +548,6 @@ class _Cursor:
     def query(self, sql: str, params: tuple) -> list[tuple]:
         self.cur.execute(self._sql(sql), params)
         return list(self.cur.fetchall())
-
-
-class _PgPool:
-    """At most `size` connections per process; a thread waits for a free one."""
-
-    def __init__(self, url: str, size: int):
-        self.url, self.idle, self.lock = url, [], threading.Lock()
-        self.slots = threading.BoundedSemaphore(size)
-
-    def get(self):
-        import psycopg  # only needed with DATABASE_URL
-        self.slots.acquire()
-        try:
-            with self.lock:
-                conn = self.idle.pop() if self.idle else None
-            return conn if conn is not None and not conn.closed else psycopg.connect(self.url, autocommit=False)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def put(self, conn) -> None:
-        try:
-            from psycopg.pq import TransactionStatus
-            if conn.closed or conn.info.transaction_status != TransactionStatus.IDLE:
-                conn.close()
-            else:
-                with self.lock:
-                    self.idle.append(conn)
-        finally:
-            self.slots.release()
-
-    def close(self) -> None:
-        with self.lock:
-            idle, self.idle = self.idle, []
-        for conn in idle:
-            conn.close()
 
 
 def now_ms() -> int:

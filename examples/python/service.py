@@ -1,18 +1,14 @@
-"""A small purchase service: the app creates an order, buys in the App Store, then sends the
-receipt (or, with StoreKit 2, the transaction id); the service asks Apple's /verifyReceipt (or the
-App Store Server API's transaction history), lets iapverify decide, and delivers each transaction
-exactly once through the ledger.
+"""A purchase service that keeps every subscriber current: the app creates an order, buys in the
+App Store, then sends the receipt (or, with StoreKit 2, the transaction id); Apple then tells the
+service about renewals, refunds and expiries through App Store Server Notifications V2, and the
+service reads what it missed from the App Store Server API. iapverify decides what each answer
+means; the ledger stores what Apple signed and delivers each purchase exactly once.
 
     python service.py                   # front and worker in one process, SQLite in ./purchases.db
     DATABASE_URL=postgresql://... python service.py front --port 8080   # any number of fronts
     DATABASE_URL=postgresql://... python service.py worker              # and of workers
 
-Apple is reached through APPLE_BASE_URL when set (tests point it at a fake server), otherwise
-through Apple's two hosts over TLS. The retry rules are the library's: production first, then
-sandbox on 21007; temporary failures and timeouts are stored in the ledger's work queue and a
-worker retries them after the library's retry_after_ms. The StoreKit 2 flow needs APPLE_API_KEY_FILE,
-a JSON signer config (the .p8 key, key id, issuer id, bundle id); APPLE_API_BASE_URL points it at a
-fake App Store Server API in tests. README.md describes the deployment.
+The HTTP API (http_api.py, FastAPI under uvicorn) is described in README.md, with the deployment.
 """
 from __future__ import annotations
 
@@ -21,26 +17,27 @@ import base64
 import hashlib
 import http.client
 import json
+import logging
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
-import urllib.error
-import urllib.request
+import time
+import urllib.parse
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Optional, Union
 
 import iapverify
-from ledger import Job, Ledger, now_ms
+from ledger import Job, Ledger
 
 PRODUCTION_URL = "https://buy.itunes.apple.com/verifyReceipt"
 SANDBOX_URL = "https://sandbox.itunes.apple.com/verifyReceipt"
 GIVE_UP_DELAY_MS = 15 * 60 * 1000            # after the library's `give_up`, a new round of attempts later
 GIVE_UP_AFTER_MS = 3 * 24 * 3600 * 1000      # a job still temporary this long after it was stored ends as given_up
-LEASE_MS = 5 * 60 * 1000                     # longer than a batch can take (see README.md)
+LEASE_MS = 5 * 60 * 1000                     # renewed while a job runs (heartbeat); see README.md
 BATCH = 5
 # Apple unreachable (refused, reset, timeout, HTTP error) is the same situation as its status 21005
 # ("the receipt server was temporarily unable to provide the receipt"): asking the library about
@@ -50,6 +47,50 @@ UNREACHABLE_BODY = b'{"status": 21005}'
 # transaction id (a base64 receipt never contains a colon).
 STOREKIT2 = "storekit2:"
 MAX_PAGES = 1000   # a history longer than this is refused, not followed forever
+# Recovery jobs (one per environment) read Apple's notification history and ask about overdue
+# subscriptions; consumption jobs answer a CONSUMPTION_REQUEST. Both share the queue.
+RECOVERY = "recovery:"
+CONSUMPTION = "consumption:"
+RECOVERY_EVERY_MS = 60 * 60 * 1000           # how often the history is read when all is well
+HISTORY_OVERLAP_MS = 10 * 60 * 1000          # each read starts this much before the last one ended
+HISTORY_MAX_BACK_MS = 179 * 24 * 3600 * 1000 # Apple keeps 180 days of notification history
+RENEWAL_SLACK_MS = 60 * 60 * 1000            # a renewal this late without news is asked about
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024        # an answer from Apple larger than this is refused
+ENVIRONMENTS = {"Production": "production", "Sandbox": "sandbox"}
+
+log = logging.getLogger("purchases")
+
+
+class JSONLogFormatter(logging.Formatter):
+    """One JSON object per line: time, level, event and its fields (ids, verdicts, outcomes)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {"ts": round(record.created, 3), "level": record.levelname.lower(), "event": record.getMessage()}
+        doc.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            doc["error"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(doc, default=str)
+
+
+def log_event(level: int, event: str, **fields) -> None:
+    log.log(level, event, extra={"fields": {k: v for k, v in fields.items() if v is not None}})
+
+
+def setup_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JSONLogFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    logging.getLogger("uvicorn.access").disabled = True   # requests are logged by the service itself
+
+
+class Refused(Exception):
+    """A purchase that belongs to someone else, or a request that cannot be applied."""
+
+    def __init__(self, verdict: str, reason: str):
+        super().__init__(reason)
+        self.verdict, self.reason = verdict, reason
 
 
 @dataclass(frozen=True)
@@ -63,6 +104,7 @@ class Answer:
     why: str = ""
     verdict: str = ""
     transactions: Optional[tuple] = None  # StoreKit 2: the verified transactions of every page
+    renewals: Optional[tuple] = None      # and their renewal infos
 
 
 def job_id(user_id: str, receipt: str) -> str:
@@ -70,17 +112,60 @@ def job_id(user_id: str, receipt: str) -> str:
     return hashlib.sha256(f"{user_id}:{receipt}".encode()).hexdigest()
 
 
+class Metrics:
+    """What an operator graphs, in Prometheus' text format (GET /metrics). Each service has its own
+    registry, so several in one process (tests) do not mix; the queue is read from the database
+    when scraped, so any front reports the whole queue."""
+
+    def __init__(self, ledger: Ledger):
+        from prometheus_client import CollectorRegistry, Counter, Histogram
+        from prometheus_client.core import GaugeMetricFamily
+        self.registry = CollectorRegistry()
+        self.verdicts = Counter("iapverify_verdicts", "Verdicts given, per entry point",
+                                ["entry_point", "verdict"], registry=self.registry)
+        self.apple_calls = Counter("apple_calls", "Calls to Apple, per API and outcome",
+                                   ["api", "outcome"], registry=self.registry)
+        self.notification_lag = Histogram("notification_lag_seconds", "Received minus signed, per notification",
+                                           ["source"], registry=self.registry,
+                                           buckets=(1, 5, 30, 60, 300, 1800, 3600, 6 * 3600, 86400, 7 * 86400))
+        self.refusals = Counter("ownership_refusals", "Purchases refused because another user owns them",
+                                ["entry_point"], registry=self.registry)
+
+        class Queue:
+            def collect(self):
+                counts = ledger.queue_counts(ledger.now())
+                depth = GaugeMetricFamily("queue_jobs", "Jobs in the work queue", labels=["state"])
+                for state in ("pending", "due", "leased"):
+                    depth.add_metric([state], counts[state])
+                yield depth
+                yield GaugeMetricFamily("queue_oldest_due_wait_seconds", "How long the oldest due job has waited",
+                                        value=counts["oldest_due_wait_ms"] / 1000)
+                yield GaugeMetricFamily("queue_given_up_jobs", "Jobs given up (a user paid and did not get it)",
+                                        value=counts["given_up"])
+        self.registry.register(Queue())
+
+    def text(self) -> bytes:
+        from prometheus_client import generate_latest
+        return generate_latest(self.registry)
+
+
 class PurchaseService:
     def __init__(self, config: dict, ledger: Ledger, shared_secret: str = "", apple_base_url: Optional[str] = None,
-                 clock: Callable[[], int] = now_ms, timeout_s: float = 10.0, lease_ms: int = LEASE_MS,
+                 clock: Optional[Callable[[], int]] = None, timeout_s: float = 10.0, lease_ms: int = LEASE_MS,
                  give_up_after_ms: int = GIVE_UP_AFTER_MS, worker_id: Optional[str] = None,
                  signer_config: Optional[dict] = None, api_base_url: Union[str, dict, None] = None,
-                 token_clock: Optional[Callable[[], int]] = None):
-        """signer_config enables the StoreKit 2 flow. api_base_url (tests only) sends its calls to
-        a fake App Store Server API instead of Apple's hosts: one URL, or {"production": ...,
-        "sandbox": ...}. The bearer tokens are issued at token_clock() (default: this host's real
-        clock, which is what Apple checks them against), everything else at clock()."""
+                 token_clock: Optional[Callable[[], int]] = None, heartbeat_ms: Optional[int] = None,
+                 recovery_every_ms: int = RECOVERY_EVERY_MS, renewal_slack_ms: int = RENEWAL_SLACK_MS,
+                 consumption_consent: bool = True):
+        """signer_config enables the StoreKit 2 flow and the recovery jobs. api_base_url (tests only)
+        sends those calls to a fake App Store Server API: one URL, or {"production": ...,
+        "sandbox": ...}. Every decision uses the database's clock (ledger.now()); `clock` (tests
+        only) replaces it. Bearer tokens are issued at token_clock() (default: this host's real
+        clock, which is what Apple checks them against). timeout_s bounds each call to Apple as a
+        whole (connecting, sending, reading), not each read."""
+        self.config = config
         self.verifier = iapverify.Verifier(config)
+        self.environments = [ENVIRONMENTS[e] for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
         self.signers: dict = {}
         if signer_config is not None:
             for environment in ("production", "sandbox"):
@@ -89,21 +174,32 @@ class PurchaseService:
                                                              if base else signer_config)
         self.token_clock = token_clock
         self.ledger = ledger
+        if clock is not None:
+            ledger.clock = clock
         self.secret = shared_secret
         self.urls = ({"production": apple_base_url.rstrip("/") + "/production/verifyReceipt",
                       "sandbox": apple_base_url.rstrip("/") + "/sandbox/verifyReceipt"} if apple_base_url
                      else {"production": PRODUCTION_URL, "sandbox": SANDBOX_URL})
-        self.clock = clock
         self.timeout_s = timeout_s
         self.lease_ms = lease_ms
+        self.heartbeat_ms = heartbeat_ms if heartbeat_ms is not None else lease_ms // 3
         self.give_up_after_ms = give_up_after_ms
+        self.recovery_every_ms = recovery_every_ms
+        self.renewal_slack_ms = renewal_slack_ms
+        self.consumption_consent = consumption_consent
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
+        self.metrics = Metrics(ledger)
+
+    def clock(self) -> int:
+        """Now, by the database's clock."""
+        return self.ledger.now()
 
     # -- the front: what the app calls ----------------------------------------------------------
 
     def create_order(self, user_id: str, product_id: str) -> str:
         order_id = uuid.uuid4().hex
-        self.ledger.create_order(order_id, user_id, product_id, self.clock())
+        with self.ledger.transaction() as db:   # created_ms by the database's clock: it is matched to purchases
+            self.ledger.create_order_in(db, order_id, user_id, product_id, self.ledger.now(db))
         return order_id
 
     def submit_receipt(self, user_id: str, receipt: str, endpoint: str = "production", attempt: int = 1) -> dict:
@@ -115,24 +211,32 @@ class PurchaseService:
         STOREKIT2 + its id): ask Apple once, then settle, refuse, or queue for a worker."""
         answer = self._ask(receipt, endpoint, attempt)
         key = job_id(user_id, receipt)
+        entry = "storekit2" if receipt.startswith(STOREKIT2) else "receipt"
         if answer.kind == "accept":
             def settle(db) -> dict:
                 result = self._settle(db, user_id, answer)
                 if result["status"] == "accepted":
-                    self.ledger.supersede(db, key, self.clock())
+                    self.ledger.supersede(db, key, self.ledger.now(db))
                 return result
-            return self.ledger.run(settle)
+            result = self.ledger.run(settle)
+            self.metrics.verdicts.labels(entry, result.get("verdict", "valid")).inc()
+            return result
         if answer.kind == "reject":
+            self.metrics.verdicts.labels(entry, answer.verdict or "rejected").inc()
+            log_event(logging.INFO, "refused", entry_point=entry, user_id=user_id, verdict=answer.verdict, reason=answer.why)
             return {"status": "rejected", "verdict": answer.verdict, "reason": answer.why}
         if answer.kind == "later":
             next_attempt, delay = answer.attempt + 1, answer.delay_ms
         else:  # give_up: a new round later; fix_configuration: kept until the secret is fixed
             if answer.kind == "fix_configuration":
-                print(answer.why, file=sys.stderr, flush=True)  # an operator must fix APPLE_SHARED_SECRET
+                log_event(logging.ERROR, "fix_configuration", reason=answer.why)  # an operator must act
             next_attempt, delay = 1, GIVE_UP_DELAY_MS
-        now = self.clock()
-        self.ledger.run(lambda db: self.ledger.enqueue(db, key, user_id, receipt, answer.endpoint, next_attempt,
-                                                       now + delay, now, answer.why))
+
+        def store(db) -> None:
+            now = self.ledger.now(db)
+            self.ledger.enqueue(db, key, user_id, receipt, answer.endpoint, next_attempt, now + delay, now, answer.why)
+        self.ledger.run(store)
+        self.metrics.verdicts.labels(entry, "temporarily_unavailable").inc()
         return {"status": "pending", "retry_after_ms": delay, "why": answer.why}
 
     def submit_transaction(self, user_id: str, transaction_id: str, environment: str = "production",
@@ -147,18 +251,171 @@ class PurchaseService:
             raise ValueError("environment must be production or sandbox, and transaction_id not empty")
         return self._submit(user_id, STOREKIT2 + transaction_id, environment, attempt)
 
+    def entitlements(self, user_id: str) -> dict:
+        """What the user is entitled to now: the library's compute_entitlements over every
+        statement Apple signed about the user's purchases, at the database's now."""
+        with self.ledger.transaction() as db:
+            now = self.ledger.now(db)
+            statements = self.ledger.user_statements(db, user_id)
+        result = self.verifier.compute_entitlements(statements, now_ms=now)
+        if not result.valid:   # a stored statement the library cannot read: say so, grant nothing
+            log_event(logging.ERROR, "entitlements_unreadable", user_id=user_id, verdict=result.verdict, reason=result.reason)
+            raise RuntimeError(f"stored statements of {user_id} are unreadable: {result.reason}")
+        return {"user_id": user_id, "now_ms": now,
+                "entitlements": [entitlement_view(e) for e in result.raw["entitlements"]]}
+
+    # -- App Store Server Notifications V2 ----------------------------------------------------------
+
+    def handle_notification(self, signed_payload: str, source: str = "push") -> tuple[int, dict]:
+        """Verifies a notification and applies it in one database transaction. Returns (HTTP
+        status for Apple, body). 200: applied, duplicate, stale or kept as data; 400: forged,
+        foreign or not a notification; 409: its appAccountToken names another user than the one
+        who owns the purchase. Nothing is written unless the answer is 200."""
+        probe = self.verifier.verify_jws(signed_payload.encode(), now_ms=self.clock())
+        if not probe.valid or probe.kind != "notification":
+            verdict = probe.verdict if not probe.valid else "malformed"
+            reason = probe.reason if not probe.valid else f"a {probe.kind}, not a notification"
+            self.metrics.verdicts.labels("notification", verdict).inc()
+            log_event(logging.WARNING, "notification_refused", source=source, verdict=verdict, reason=reason)
+            return 400, {"status": "refused", "verdict": verdict, "reason": reason}
+        n = probe.notification
+        txn, renewal = n.get("transaction"), n.get("renewal_info")
+        original = (txn or {}).get("original_transaction_id") or (renewal or {}).get("original_transaction_id")
+        environment = (txn or {}).get("environment") or (renewal or {}).get("environment") or probe.environment
+
+        def apply(db) -> tuple[int, dict]:
+            now = self.ledger.now(db)
+            if original:
+                self.ledger.lock_subscription(db, original)
+            if self.ledger.has_notification(db, n["notification_uuid"]):
+                return 200, {"status": "ignore_duplicate", "notification_uuid": n["notification_uuid"]}
+            owner = self._owner_for(db, txn, original, claimant=None) if original else None
+            if owner:
+                self.ledger.lock_user(db, owner)
+            sub = self.ledger.subscription(db, original) if original else {}
+            r = self.verifier.verify_jws(signed_payload.encode(), now_ms=now, options={
+                "seen_notification_uuids": self.ledger.seen_notifications(db, original),
+                "last_signed_date_ms": sub.get("last_signed_date_ms")})
+            if not r.valid:   # it verified a moment ago: only the clock moved; Apple sends it again
+                raise RuntimeError(f"notification {n['notification_uuid']} no longer verifies: {r.reason}")
+            action = r.notification["action"]
+            if action == "ignore_duplicate":
+                return 200, {"status": action, "notification_uuid": n["notification_uuid"]}
+            if owner and original:
+                self.ledger.claim_owner(db, original, owner, self._via(txn, owner), now)
+            # A stale notification's statements are still merged: each is kept only if Apple signed
+            # it later than what is stored, so a late copy never undoes a newer one, and a
+            # transaction seen only here is not lost. An unknown type grants nothing: kept as data.
+            if action in ("apply", "send_consumption_info", "ignore_stale"):
+                self._merge(db, [txn] if txn else [], [renewal] if renewal else [], now)
+            self.ledger.record_notification(db, {
+                **{k: n.get(k) for k in ("notification_uuid", "notification_type", "subtype", "signed_date_ms")},
+                "original_transaction_id": original, "transaction_id": (txn or {}).get("transaction_id"),
+                "user_id": owner, "received_ms": now, "action": action, "source": source,
+                "signed_payload": signed_payload})
+            if original:
+                applied = action in ("apply", "send_consumption_info")
+                self.ledger.note_news(db, original, environment, now, n.get("signed_date_ms") if applied else None)
+            if action == "send_consumption_info" and txn and self.signers:
+                env = ENVIRONMENTS.get(environment or "", "production")
+                self.ledger.enqueue(db, job_id("apple", CONSUMPTION + txn["transaction_id"]), owner or "",
+                                    CONSUMPTION + txn["transaction_id"], env, 1, now, now, "consumption requested")
+            body = {"status": action, "notification_uuid": n["notification_uuid"], "user_id": owner}
+            if owner:
+                planned = self._plan(db, owner, now)
+                body.update(delivered=planned["delivered"], revoked=planned["revoked"])
+            return 200, body
+
+        try:
+            status, body = self.ledger.run(apply)
+        except Refused as e:
+            self.metrics.verdicts.labels("notification", e.verdict).inc()
+            self.metrics.refusals.labels("notification").inc()
+            log_event(logging.WARNING, "notification_refused", source=source, notification_uuid=n["notification_uuid"],
+                      original_transaction_id=original, verdict=e.verdict, reason=e.reason)
+            return 409, {"status": "refused", "verdict": e.verdict, "reason": e.reason}
+        self.metrics.verdicts.labels("notification", "valid").inc()
+        if body["status"] != "ignore_duplicate" and n.get("signed_date_ms"):
+            self.metrics.notification_lag.labels(source).observe(max(0, self.clock() - n["signed_date_ms"]) / 1000)
+        log_event(logging.INFO, "notification", source=source, notification_uuid=n["notification_uuid"],
+                  notification_type=n["notification_type"], subtype=n.get("subtype"), action=body["status"],
+                  original_transaction_id=original, transaction_id=(txn or {}).get("transaction_id"),
+                  user_id=body.get("user_id"), delivered=body.get("delivered"), revoked=body.get("revoked"))
+        return status, body
+
+    # -- ownership: a purchase for A never grants B ---------------------------------------------------
+
+    @staticmethod
+    def _token_user(txn: Optional[dict]) -> Optional[str]:
+        """The user a transaction's appAccountToken names. A Family Sharing member's transaction
+        is not theirs to name: it maps through its own original transaction instead."""
+        if not txn or txn.get("in_app_ownership_type") == "FAMILY_SHARED":
+            return None
+        token = txn.get("app_account_token")
+        return str(token).lower() if token else None
+
+    def _via(self, txn: Optional[dict], owner: str) -> str:
+        return "app_account_token" if self._token_user(txn) == owner else "first_claim"
+
+    def _owner_for(self, db, txn: Optional[dict], original: str, claimant: Optional[str]) -> Optional[str]:
+        """Who owns the purchase `original`: the user already recorded, else the one its
+        appAccountToken names, else the claimant (the user submitting it). Raises Refused when
+        the token, the record and the claimant disagree."""
+        token_user = self._token_user(txn)
+        recorded = self.ledger.owner(db, original)
+        if token_user and recorded and token_user != recorded:
+            raise Refused("owned_by_another_user", f"transaction {original}: its appAccountToken names another user"
+                                                   " than the one who owns it")
+        owner = recorded or token_user or claimant
+        if claimant and owner != claimant:
+            raise Refused("owned_by_another_user", f"transaction {original} belongs to another user")
+        return owner
+
     # -- the worker: retries what the queue holds -------------------------------------------------
+
+    def ensure_recovery_jobs(self) -> None:
+        """One recurring recovery job per environment the config accepts (a worker calls this when
+        it starts). The first run reads history from when the service first started."""
+        if not self.signers:
+            return
+
+        def add(db) -> None:
+            now = self.ledger.now(db)
+            for env in self.environments:
+                self.ledger.set_mark(db, "history:" + env, now, only_if_missing=True)
+                self.ledger.enqueue(db, job_id("apple", RECOVERY + env), "", RECOVERY + env, env, 1,
+                                    now + self.recovery_every_ms, now, "scheduled")
+        self.ledger.run(add)
 
     def run_due_jobs(self, limit: int = BATCH, stop: Optional[threading.Event] = None) -> list[dict]:
         """One pass: claims up to `limit` due jobs and runs them one by one. Once `stop` is set, the
-        jobs not started yet are given back instead of waiting for their leases to end."""
+        jobs not started yet are given back instead of waiting for their leases to end. The whole
+        batch's leases are renewed while it runs (the heartbeat), so a slow Apple never lets
+        another worker take a job this one still works on."""
+        jobs = self.ledger.claim(self.worker_id, None, self.lease_ms, limit)
+        if not jobs:
+            return []
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(jobs[0], done), daemon=True)
+        beat.start()
         results = []
-        for job in self.ledger.claim(self.worker_id, self.clock(), self.lease_ms, limit):
-            if stop is not None and stop.is_set():
-                self.ledger.release(job, self.clock())
-            else:
-                results.append(self.run_job(job))
+        try:
+            for job in jobs:
+                if stop is not None and stop.is_set():
+                    self.ledger.release(job, self.clock())
+                else:
+                    results.append(self.run_job(job))
+        finally:
+            done.set()
+            beat.join()
         return results
+
+    def _heartbeat(self, job: Job, done: threading.Event) -> None:
+        while not done.wait(self.heartbeat_ms / 1000):
+            try:
+                self.ledger.heartbeat(job, self.lease_ms)
+            except Exception as e:  # the database is away: the lease may lapse; the late outcome is then not written
+                log_event(logging.WARNING, "heartbeat_failed", job=job.id, error=f"{type(e).__name__}")
 
     def retry_pending(self) -> list[dict]:
         """Every job due now, in batches (the single-process job and POST /jobs/retry)."""
@@ -172,12 +429,16 @@ class PurchaseService:
     def run_job(self, job: Job) -> dict:
         """One attempt for a claimed job. Its outcome is written with its effects, in one database
         transaction, and only while the lease is still ours; otherwise nothing is written."""
+        if job.receipt.startswith(RECOVERY):
+            return self._run_recovery(job)
+        if job.receipt.startswith(CONSUMPTION):
+            return self._run_consumption(job)
         answer = self._ask(job.receipt, job.endpoint, job.attempt)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
                 return {"status": "lease_lost", "job": job.id}
-            now = self.clock()
+            now = self.ledger.now(db)
             if answer.kind == "accept":
                 result = self._settle(db, job.user_id, answer)
                 if result["status"] == "accepted":
@@ -188,34 +449,160 @@ class PurchaseService:
             if answer.kind == "reject":
                 self.ledger.finish(db, job, "rejected", f"{answer.verdict}: {answer.why}", now)
                 return {"status": "rejected", "verdict": answer.verdict, "reason": answer.why}
-            if answer.kind == "later":
-                self.ledger.reschedule(db, job, answer.endpoint, answer.attempt + 1, now + answer.delay_ms, answer.why)
-                return {"status": "pending", "retry_after_ms": answer.delay_ms, "why": answer.why}
-            if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms:
-                self.ledger.finish(db, job, "given_up", f"still {answer.why} after {job.tries} tries", now)
-                return {"status": "given_up", "why": answer.why}
-            # give_up: a new round of attempts later. fix_configuration: the same attempt later, never
-            # given up for it: the receipt is fine, our secret is not.
-            attempt = 1 if answer.kind == "give_up" else answer.attempt
-            self.ledger.reschedule(db, job, answer.endpoint, attempt, now + GIVE_UP_DELAY_MS, answer.why)
-            return {"status": "pending", "retry_after_ms": GIVE_UP_DELAY_MS, "why": answer.why}
+            return self._reschedule(db, job, answer, now)
         return self.ledger.run(record)
+
+    def _reschedule(self, db, job: Job, answer: "Answer", now: int) -> dict:
+        if answer.kind == "later":
+            self.ledger.reschedule(db, job, answer.endpoint, answer.attempt + 1, now + answer.delay_ms, answer.why)
+            return {"status": "pending", "retry_after_ms": answer.delay_ms, "why": answer.why}
+        if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms and not job.receipt.startswith(RECOVERY):
+            self.ledger.finish(db, job, "given_up", f"still {answer.why} after {job.tries} tries", now)
+            return {"status": "given_up", "why": answer.why}
+        # give_up: a new round of attempts later. fix_configuration: the same attempt later, never
+        # given up for it: the receipt is fine, our secret is not.
+        attempt = 1 if answer.kind == "give_up" else answer.attempt
+        self.ledger.reschedule(db, job, answer.endpoint, attempt, now + GIVE_UP_DELAY_MS, answer.why)
+        return {"status": "pending", "retry_after_ms": GIVE_UP_DELAY_MS, "why": answer.why}
 
     def work(self, stop: threading.Event, poll_s: float = 1.0, batch: int = BATCH) -> None:
         """The worker loop: a pass, then a pause when nothing was due. A failing pass (database
         down, ...) is logged; the jobs it held come back when their leases end."""
+        try:
+            self.ensure_recovery_jobs()
+        except Exception as e:
+            log_event(logging.ERROR, "recovery_jobs_not_scheduled", error=f"{type(e).__name__}")
         while not stop.is_set():
             try:
                 if self.run_due_jobs(batch, stop):
                     continue
             except Exception as e:  # keep the worker alive; the queue keeps the work
-                print(f"worker {self.worker_id}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                log_event(logging.ERROR, "worker_pass_failed", worker=self.worker_id, error=f"{type(e).__name__}: {e}")
             stop.wait(poll_s)
 
     def health(self) -> dict:
         return {"ok": True, "ledger": self.ledger.kind, "jobs": self.ledger.queue_counts(self.clock())}
 
+    # -- recovery: what Apple said while nobody listened ----------------------------------------------
+
+    def _run_recovery(self, job: Job) -> dict:
+        """Reads Apple's notification history since the last read (less an overlap) and applies
+        each notification through handle_notification, so a pushed notification and its recovered
+        copy apply once. Then asks Get All Subscription Statuses about subscriptions past their
+        expected renewal with no news. The job then waits for its next run; on Apple's
+        retry_later it runs again at the library's delay, from the same mark."""
+        env = job.endpoint
+        with self.ledger.transaction() as db:
+            now = self.ledger.now(db)
+            covered = self.ledger.mark(db, "history:" + env) or now
+        start = max(covered - HISTORY_OVERLAP_MS, now - HISTORY_MAX_BACK_MS)
+        applied = {"recovered": 0, "statuses": 0}
+        answer = self._read_history(env, start, now, job.attempt, applied)
+        if answer.kind == "accept":
+            with self.ledger.transaction() as db:
+                overdue = [(o, e) for o, e in self.ledger.overdue_subscriptions(db, now, self.renewal_slack_ms, 100)
+                           if ENVIRONMENTS.get(e, "production") == env]
+            for original, _ in overdue:
+                answer = self._check_subscription(original, env, job.attempt, now)
+                if answer.kind != "accept":
+                    break
+                applied["statuses"] += 1
+
+        def record(db) -> dict:
+            if not self.ledger.hold_lease(db, job):
+                return {"status": "lease_lost", "job": job.id}
+            t = self.ledger.now(db)
+            if answer.kind == "accept":
+                self.ledger.set_mark(db, "history:" + env, now)
+                self.ledger.reschedule(db, job, env, 1, t + self.recovery_every_ms,
+                                       f"recovered {applied['recovered']}, checked {applied['statuses']}")
+                return {"status": "recovered", **applied}
+            if answer.kind == "reject":   # logged, and tried again at the next run
+                log_event(logging.ERROR, "recovery_refused", environment=env, verdict=answer.verdict, reason=answer.why)
+                self.ledger.reschedule(db, job, env, 1, t + self.recovery_every_ms, f"{answer.verdict}: {answer.why}")
+                return {"status": "rejected", "verdict": answer.verdict, "reason": answer.why}
+            return self._reschedule(db, job, answer, t)
+        result = self.ledger.run(record)
+        log_event(logging.INFO, "recovery", environment=env, status=result["status"], **applied)
+        return result
+
+    def _read_history(self, env: str, start: int, end: int, attempt: int, applied: dict) -> "Answer":
+        page: dict = {}
+        for _ in range(MAX_PAGES):
+            call = {"endpoint": "notification_history", "environment": env,
+                    "body": {"startDate": start, "endDate": end}, **page}
+            result, body, why = self._api_call(call, attempt)
+            if result.action not in ("next_page", "accept"):
+                return self._decide(result, env, attempt, b"", why)
+            # The library verified every signed item of the page; each notification now goes
+            # through the same path as a pushed one (its UUID makes a second copy a duplicate).
+            for item in json.loads(body).get("notificationHistory", []):
+                status, outcome = self.handle_notification(item["signedPayload"], source="history")
+                if status == 200 and outcome["status"] != "ignore_duplicate":
+                    applied["recovered"] += 1
+            if result.action == "accept":
+                return Answer("accept", env, attempt)
+            page = dict(result.next_page or {})
+        return Answer("reject", env, attempt, verdict="malformed", why=f"more than {MAX_PAGES} pages of history")
+
+    def _check_subscription(self, original: str, env: str, attempt: int, now: int) -> "Answer":
+        result, _, why = self._api_call({"endpoint": "subscription_statuses", "environment": env,
+                                         "transaction_id": original}, attempt)
+        if result.action != "accept":
+            return self._decide(result, env, attempt, b"", why)
+
+        def apply(db) -> None:
+            t = self.ledger.now(db)
+            self.ledger.lock_subscription(db, original)
+            owner = self.ledger.owner(db, original)
+            if owner:
+                self.ledger.lock_user(db, owner)
+            self._merge(db, result.transactions, result.renewal_info, t)
+            self.ledger.mark_checked(db, original, t)
+            if owner:
+                self._plan(db, owner, t)
+        self.ledger.run(apply)
+        return Answer("accept", env, attempt)
+
+    def _run_consumption(self, job: Job) -> dict:
+        """Answers Apple's CONSUMPTION_REQUEST with the send-consumption call."""
+        transaction_id = job.receipt[len(CONSUMPTION):]
+        with self.ledger.transaction() as db:
+            delivered = db.query("SELECT 1 FROM deliveries WHERE transaction_id = ? AND revoked_ms IS NULL",
+                                 (transaction_id,))
+        body = {"customerConsented": True, "sampleContentProvided": False,
+                "deliveryStatus": "DELIVERED" if delivered else "UNDELIVERED_OTHER"}
+        if not self.consumption_consent:
+            answer = Answer("reject", job.endpoint, job.attempt, verdict="not_sent",
+                            why="consumption data is not sent without the customer's consent (CONSUMPTION_CONSENT=0)")
+        else:
+            result, _, why = self._api_call({"endpoint": "consumption_info", "environment": job.endpoint,
+                                             "transaction_id": transaction_id, "body": body}, job.attempt)
+            answer = self._decide(result, job.endpoint, job.attempt, b"", why)
+
+        def record(db) -> dict:
+            if not self.ledger.hold_lease(db, job):
+                return {"status": "lease_lost", "job": job.id}
+            now = self.ledger.now(db)
+            if answer.kind in ("accept", "reject"):
+                outcome = "delivered" if answer.kind == "accept" else "rejected"
+                self.ledger.finish(db, job, outcome, body["deliveryStatus"] if outcome == "delivered" else answer.why, now)
+                return {"status": "sent" if outcome == "delivered" else "rejected", "transaction_id": transaction_id}
+            return self._reschedule(db, job, answer, now)
+        return self.ledger.run(record)
+
     # -- shared by both ---------------------------------------------------------------------------
+
+    def _api_call(self, call: dict, attempt: int):
+        """One App Store Server API call, built and interpreted by the library. Returns (result, body)."""
+        env = call["environment"]
+        status, retry_after, body, why = self._send(
+            self.signers[env].api_request(call, now_ms=self.token_clock() if self.token_clock else None))
+        result = self.verifier.interpret_api_response(
+            body, endpoint=call["endpoint"], http_status=status, environment=env,
+            retry_after=retry_after, attempt=attempt, now_ms=self.clock())
+        self.metrics.apple_calls.labels(call["endpoint"], why.split(":")[0] or result.action).inc()
+        return result, body, why or f"http {status}"
 
     def _ask(self, receipt: str, endpoint: str, attempt: int) -> Answer:
         if receipt.startswith(STOREKIT2):
@@ -228,55 +615,51 @@ class PurchaseService:
         never answers retry_sandbox from sandbox, and this never goes back); anything else ends it.
         A retry starts again from the first page: the pages already read are not kept."""
         transactions: list[dict] = []
+        renewals: list[dict] = []
         page: dict = {}       # the library's next_page ({"revision": ...}), merged into the next call
         switched = False
         for _ in range(MAX_PAGES):
             call = {"endpoint": "transaction_history", "environment": environment, "transaction_id": transaction_id, **page}
-            status, retry_after, body, why = self._send(
-                self.signers[environment].api_request(call, now_ms=self.token_clock() if self.token_clock else None))
-            result = self.verifier.interpret_api_response(
-                body, endpoint="transaction_history", http_status=status, environment=environment,
-                retry_after=retry_after, attempt=attempt, now_ms=self.clock())
+            result, _, why = self._api_call(call, attempt)
             if result.action in ("next_page", "accept"):
                 transactions += result.transactions
+                renewals += result.renewal_info
                 if result.action == "accept":
-                    return Answer("accept", environment, attempt, transactions=tuple(transactions))
+                    return Answer("accept", environment, attempt, transactions=tuple(transactions),
+                                  renewals=tuple(renewals))
                 page = dict(result.next_page or {})
                 if not page:
                     return Answer("reject", environment, attempt, verdict="malformed", why="next_page without a page")
             elif result.action == "retry_sandbox" and not switched:
-                environment, switched, transactions, page = "sandbox", True, [], {}
+                environment, switched, transactions, renewals, page = "sandbox", True, [], [], {}
             elif result.action == "retry_sandbox":
                 return Answer("reject", environment, attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
             else:
-                return self._decide(result, environment, attempt, b"", why or f"http {status}")
+                return self._decide(result, environment, attempt, b"", why)
         return Answer("reject", environment, attempt, verdict="malformed", why=f"more than {MAX_PAGES} pages of history")
 
     def _send(self, request) -> tuple[int, Optional[str], bytes, str]:
         """Sends an App Store Server API request exactly as the library built it. Returns (HTTP
-        status, Retry-After, body, why). Apple unreachable (refused, reset, timeout) is reported
-        as an HTTP 503 without a body: the library then gives its backoff, as for Apple's 503."""
-        req = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method)
+        status, Retry-After, body, why). Apple unreachable (refused, reset, past the deadline) is
+        reported as an HTTP 503 without a body: the library then gives its backoff, as for 503."""
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as response:  # system trust store for TLS
-                return response.status, response.headers.get("Retry-After"), response.read(), ""
-        except urllib.error.HTTPError as e:  # 4xx/5xx: Apple's answer all the same
-            with e:
-                return e.code, e.headers.get("Retry-After"), e.read(), f"http {e.code}"
+            status, headers, body = http_call(request.method, request.url, dict(request.headers), request.body,
+                                              self.timeout_s)
+            return status, headers.get("retry-after"), body, "" if status < 400 else f"http {status}"
         except (OSError, http.client.HTTPException, ValueError) as e:
-            why = "timeout" if isinstance(e, TimeoutError) or "timed out" in str(e) else f"unreachable: {e}"
-            return 503, None, b"", why
+            return 503, None, b"", describe_failure(e)
 
     def _ask_apple(self, receipt: str, endpoint: str, attempt: int) -> Answer:
         for _ in range(3):  # at most production -> sandbox -> production; the library never loops
             try:
                 body = self._call_apple(endpoint, receipt)
-            except (OSError, http.client.HTTPException, ValueError) as e:  # refused, reset, timeout, HTTP 5xx
-                why = (f"http {e.code}" if isinstance(e, urllib.error.HTTPError)
-                       else "timeout" if isinstance(e, TimeoutError) or "timed out" in str(e) else f"unreachable: {e}")
+            except (OSError, http.client.HTTPException, ValueError) as e:  # refused, reset, deadline, HTTP 5xx
+                why = describe_failure(e)
+                self.metrics.apple_calls.labels("verifyReceipt", why.split(":")[0]).inc()
                 return self._decide(self.verifier.interpret_response(UNREACHABLE_BODY, endpoint=endpoint, attempt=attempt,
                                                                      now_ms=self.clock()), endpoint, attempt, b"", why)
             result = self.verifier.interpret_response(body, endpoint=endpoint, attempt=attempt, now_ms=self.clock())
+            self.metrics.apple_calls.labels("verifyReceipt", result.action).inc()
             if result.action == "retry_sandbox":
                 endpoint = "sandbox"
             elif result.action == "retry_production":
@@ -298,102 +681,146 @@ class PurchaseService:
         return Answer("reject", endpoint, attempt, verdict=result.verdict, why=result.reason)
 
     def _settle(self, db, user_id: str, answer: Answer) -> dict:
-        """Inside one database transaction: read what the user has, plan with the library, record.
+        """Inside one database transaction: keep what Apple signed about the user's purchases,
+        then plan with the library over everything stored for the user, and record the plan.
 
-        StoreKit 2: the plan is made from the verified transactions of all pages together (the
-        library's compute_entitlements), so a renewal on page 3 counts with a purchase on page 1."""
-        used, orders = self.ledger.user_state(db, user_id)
-        now = self.clock()
-        options = {"delivered_transaction_ids": used, "orders": orders}
+        A transaction that belongs to another user (its appAccountToken, or an earlier claim) is
+        refused and logged; if nothing is left, the submission is rejected."""
+        self.ledger.lock_user(db, user_id)
+        now = self.ledger.now(db)
         if answer.transactions is not None:
-            result = self.verifier.compute_entitlements({"transactions": list(answer.transactions)}, now_ms=now,
-                                                        options=options)
-            if not result.valid:
-                return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
+            transactions, renewals = list(answer.transactions), list(answer.renewals or ())
         else:
             result = self.verifier.interpret_response(answer.body, endpoint=answer.endpoint, attempt=answer.attempt,
-                                                      now_ms=now, options=options)
-        if answer.transactions is None and result.action != "accept":  # accepted a moment ago; only the clock moved
-            return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
+                                                      now_ms=now)
+            if result.action != "accept":  # accepted a moment ago; only the clock moved
+                return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
+            receipt = result.raw.get("receipt") or {}
+            transactions, renewals = receipt.get("in_app") or [], receipt.get("pending_renewal_info") or []
+        mine, refused = set(), []
+        for original in sorted({t.get("original_transaction_id") or t["transaction_id"] for t in transactions}):
+            txn = next((t for t in transactions if (t.get("original_transaction_id") or t["transaction_id"]) == original
+                        and self._token_user(t)), None)
+            try:
+                owner = self._owner_for(db, txn, original, claimant=user_id)
+            except Refused as e:
+                refused.append(original)
+                log_event(logging.WARNING, "purchase_refused", user_id=user_id, original_transaction_id=original,
+                          reason=e.reason)
+                continue
+            if self.ledger.claim_owner(db, original, owner, self._via(txn, owner), now) != user_id:
+                refused.append(original)   # another request claimed it first, a moment ago
+                log_event(logging.WARNING, "purchase_refused", user_id=user_id, original_transaction_id=original,
+                          reason="claimed by another user first")
+                continue
+            mine.add(original)
+        if refused:
+            self.metrics.refusals.labels("storekit2" if answer.transactions is not None else "receipt").inc()
+        if transactions and not mine:
+            return {"status": "rejected", "verdict": "owned_by_another_user",
+                    "reason": "every purchase in it belongs to another user"}
+        self._merge(db, [t for t in transactions if (t.get("original_transaction_id") or t["transaction_id"]) in mine],
+                    [r for r in renewals if r.get("original_transaction_id") in mine], now)
+        planned = self._plan(db, user_id, now)
+        return {"status": "accepted", **planned, "refused": refused}
+
+    def _merge(self, db, transactions: list, renewals: list, now: int) -> None:
+        for t in transactions:
+            original = t.get("original_transaction_id") or t["transaction_id"]
+            self.ledger.merge_statement(db, "transaction", t["transaction_id"], original, t, now)
+            if t.get("expires_date_ms") is not None:
+                self.ledger.note_news(db, original, t.get("environment"), now)
+        for r in renewals:
+            self.ledger.merge_statement(db, "renewal_info", r["original_transaction_id"], r["original_transaction_id"], r, now)
+
+    def _plan(self, db, user_id: str, now: int) -> dict:
+        """The library's plan over everything stored for the user, recorded in this transaction:
+        deliveries (the primary key keeps each to one), revocations, paid orders, and when each
+        subscription should renew next (for the recovery job)."""
+        used, orders = self.ledger.user_state(db, user_id)
+        statements = self.ledger.user_statements(db, user_id)
+        result = self.verifier.compute_entitlements(statements, now_ms=now,
+                                                    options={"delivered_transaction_ids": used, "orders": orders})
+        if not result.valid:
+            raise RuntimeError(f"stored statements of {user_id} are unreadable: {result.reason}")
         delivered, revoked, paid = self.ledger.apply(db, user_id, result.delivery, now)
-        return {"status": "accepted", "delivered": delivered, "revoked": revoked,
+        for e in result.entitlements:
+            if e.original_transaction_id and e.expires_date_ms is not None:
+                renewing = e.active and e.will_renew is not False
+                self.ledger.expect_renewal(db, e.original_transaction_id, e.expires_date_ms if renewing else None)
+        if delivered or revoked:
+            log_event(logging.INFO, "delivery", user_id=user_id, delivered=delivered, revoked=revoked, paid=paid)
+        return {"delivered": delivered, "revoked": revoked,
                 "entitlements": {e.id: e.active for e in result.entitlements},
                 "orders": {o["order_id"]: "paid" if o["order_id"] in paid else "pending" for o in orders},
                 "paid": paid}
 
     def _call_apple(self, endpoint: str, receipt: str) -> bytes:
         request = json.dumps({"receipt-data": receipt, "password": self.secret, "exclude-old-transactions": False}).encode()
-        req = urllib.request.Request(self.urls[endpoint], data=request, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as response:  # system trust store for TLS
-            return response.read()
+        status, _, body = http_call("POST", self.urls[endpoint], {"Content-Type": "application/json"}, request,
+                                    self.timeout_s)
+        if status != 200:
+            raise http.client.HTTPException(f"http {status}")
+        return body
 
 
-def make_handler(service: PurchaseService):
-    class Handler(BaseHTTPRequestHandler):
-        def _json(self, code: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path != "/health":
-                self._json(404, {"error": "unknown path"})
-                return
-            try:
-                self._json(200, service.health())
-            except Exception as e:  # the database is what a front needs: say so to the load balancer
-                self._json(503, {"ok": False, "error": f"{type(e).__name__}: {e}"})
-
-        def do_POST(self) -> None:
-            try:
-                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-                if self.path == "/orders":
-                    self._json(201, {"order_id": service.create_order(request["user_id"], request["product_id"])})
-                elif self.path == "/receipts":
-                    result = service.submit_receipt(request["user_id"], request["receipt"])
-                    self._json({"accepted": 200, "pending": 202}.get(result["status"], 403), result)
-                elif self.path == "/storekit2/transactions":
-                    result = service.submit_transaction(str(request["user_id"]), str(request["transaction_id"]),
-                                                        request.get("environment", "production"))
-                    self._json({"accepted": 200, "pending": 202}.get(result["status"], 403), result)
-                elif self.path == "/jobs/retry":
-                    self._json(200, {"results": service.retry_pending()})
-                else:
-                    self._json(404, {"error": "unknown path"})
-            except (KeyError, ValueError) as e:
-                self._json(400, {"error": f"bad request: {e}"})
-            except Exception as e:  # database down, library error: nothing was recorded, the app sends again
-                self._json(503, {"error": f"{type(e).__name__}: {e}"})
-
-        def log_message(self, *args) -> None:
-            pass
-
-    return Handler
+def entitlement_view(e: dict) -> dict:
+    """What the app needs of an entitlement: access, state, expiry and renewal intent."""
+    keys = ("id", "active", "state", "product_id", "original_transaction_id", "expires_date_ms", "will_renew",
+            "renews_to", "period", "ownership", "expiration_reason", "revocation_type", "price_increase")
+    return {k: e.get(k) for k in keys}
 
 
-class Server(ThreadingHTTPServer):
-    request_queue_size = 128  # the default backlog of 5 resets bursts of app requests
-    daemon_threads = True
+def describe_failure(e: BaseException) -> str:
+    if isinstance(e, TimeoutError) or "timed out" in str(e):
+        return "timeout"
+    if isinstance(e, http.client.HTTPException) and str(e).startswith("http "):
+        return str(e)
+    return f"unreachable: {type(e).__name__}"
 
 
-def serve(service: PurchaseService, host: str, port: int, retry_every_s: Optional[float] = 5.0) -> ThreadingHTTPServer:
-    """The HTTP front in background threads; with retry_every_s, a worker thread too (the
-    single-process setup). server.shutdown() stops both."""
-    server = Server((host, port), make_handler(service))
-    stop = threading.Event()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    if retry_every_s is not None:
-        threading.Thread(target=service.work, args=(stop, retry_every_s), daemon=True).start()
-    shutdown = server.shutdown
+def http_call(method: str, url: str, headers: dict, body: Optional[bytes], deadline_s: float,
+              max_bytes: int = MAX_RESPONSE_BYTES) -> tuple[int, dict, bytes]:
+    """One HTTP exchange that ends by `deadline_s` from now whatever the peer does: each socket
+    operation gets only the time left, so an Apple that sends a byte a second still ends at the
+    deadline (a per-read timeout would wait forever). Returns (status, lower-case headers, body)."""
+    end = time.monotonic() + deadline_s
 
-    def stop_all() -> None:
-        stop.set()
-        shutdown()
-    server.shutdown = stop_all  # type: ignore[method-assign]
-    return server
+    def left() -> float:
+        remaining = end - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("timed out: the call's deadline passed")
+        return remaining
+    parts = urllib.parse.urlsplit(url)
+    conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    kwargs = {"context": ssl.create_default_context()} if parts.scheme == "https" else {}
+    conn = conn_type(parts.hostname, parts.port, timeout=left(), **kwargs)
+    try:
+        conn.connect()
+        sock = conn.sock   # kept: the connection lets go of it once the response owns it
+        sock.settimeout(left())
+        conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body=body, headers=headers)
+        sock.settimeout(left())
+        response = conn.getresponse()
+        chunks, size = [], 0
+        while True:
+            sock.settimeout(left())
+            chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise ValueError(f"the answer is larger than {max_bytes} bytes")
+            chunks.append(chunk)
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, b"".join(chunks)
+    finally:
+        conn.close()
+
+
+def serve(service: PurchaseService, host: str, port: int, retry_every_s: Optional[float] = 5.0, **kwargs):
+    """The HTTP front (http_api.py) in a background thread; with retry_every_s, a worker thread too."""
+    from http_api import serve as serve_http
+    return serve_http(service, host, port, retry_every_s, **kwargs)
 
 
 def file_clock(path: str) -> Callable[[], int]:
@@ -412,36 +839,68 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--sqlite-path", default="purchases.db", help="without DATABASE_URL")
+    parser.add_argument("--pool-size", type=int, default=10, help="PostgreSQL connections per process")
     parser.add_argument("--lease-ms", type=int, default=LEASE_MS)
+    parser.add_argument("--heartbeat-ms", type=int, default=None, help="lease renewal period (default: lease / 3)")
     parser.add_argument("--batch", type=int, default=BATCH, help="jobs a worker claims at once")
     parser.add_argument("--poll-ms", type=int, default=1000, help="a worker's pause when nothing is due")
-    parser.add_argument("--apple-timeout-s", type=float, default=10.0)
+    parser.add_argument("--apple-timeout-s", type=float, default=10.0, help="deadline of each call to Apple, whole")
     parser.add_argument("--give-up-after-ms", type=int, default=GIVE_UP_AFTER_MS)
+    parser.add_argument("--recovery-every-ms", type=int, default=RECOVERY_EVERY_MS,
+                        help="how often the worker reads Apple's notification history")
+    parser.add_argument("--allow-sandbox", action="store_true", default=os.environ.get("ALLOW_SANDBOX") == "1",
+                        help="also accept Sandbox purchases (App Review buys in the sandbox); ALLOW_SANDBOX=1")
+    parser.add_argument("--body-timeout-s", type=float, default=None, help="the whole request body must arrive within")
+    parser.add_argument("--max-concurrency", type=int, default=None, help="connections and requests at once")
+    parser.add_argument("--metrics-port", type=int, default=None, help="worker: serve /metrics on this port")
     args = parser.parse_args()
+    setup_logging()
     with open(args.config) as f:
         config = json.load(f)
+    if args.allow_sandbox and "Sandbox" not in config.get("environments", []):
+        config["environments"] = list(config.get("environments", ["Production"])) + ["Sandbox"]
+        log_event(logging.WARNING, "sandbox_accepted", reason="--allow-sandbox: sandbox purchases grant access")
     clock_path = os.environ.get("SERVICE_CLOCK_FILE")
     signer_config = None
     if os.environ.get("APPLE_API_KEY_FILE"):  # the StoreKit 2 flow: {"private_key_pem", "key_id", "issuer_id", "bundle_id"}
         with open(os.environ["APPLE_API_KEY_FILE"]) as f:
             signer_config = json.load(f)
-    ledger = Ledger(sqlite_path=args.sqlite_path)
+    api_base = os.environ.get("APPLE_API_BASE_URL")
+    if api_base and api_base.startswith("{"):
+        api_base = json.loads(api_base)
+    ledger = Ledger(sqlite_path=args.sqlite_path, pool_size=args.pool_size,
+                    clock=file_clock(clock_path) if clock_path else None)
     service = PurchaseService(config, ledger, os.environ.get("APPLE_SHARED_SECRET", ""), os.environ.get("APPLE_BASE_URL"),
-                              clock=file_clock(clock_path) if clock_path else now_ms, timeout_s=args.apple_timeout_s,
-                              lease_ms=args.lease_ms, give_up_after_ms=args.give_up_after_ms,
-                              signer_config=signer_config, api_base_url=os.environ.get("APPLE_API_BASE_URL"))
+                              timeout_s=args.apple_timeout_s, lease_ms=args.lease_ms, heartbeat_ms=args.heartbeat_ms,
+                              give_up_after_ms=args.give_up_after_ms, signer_config=signer_config,
+                              api_base_url=api_base, recovery_every_ms=args.recovery_every_ms,
+                              consumption_consent=os.environ.get("CONSUMPTION_CONSENT", "1") != "0")
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the job in hand, then exit
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     if args.role == "worker":
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the job in hand, then exit
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        if args.metrics_port is not None:
+            from prometheus_client import start_http_server
+            start_http_server(args.metrics_port, addr=args.host, registry=service.metrics.registry)
         print(f"worker {service.worker_id} ({ledger.kind} ledger)", flush=True)
         service.work(stop, args.poll_ms / 1000, args.batch)
         return
-    server = serve(service, args.host, args.port, args.poll_ms / 1000 if args.role == "all" else None)
-    host, port = server.server_address[:2]
+    import http_api
+    limits = http_api.Limits(**{k: v for k, v in (("body_timeout_s", args.body_timeout_s),
+                                                  ("max_concurrency", args.max_concurrency)) if v is not None})
+    auth = http_api.auth_from_env()
+    sock = http_api.bind(args.host, args.port)
+    server = http_api.make_server(http_api.create_app(service, auth, limits), sock, limits)
+    worker = None
+    if args.role == "all":
+        worker = threading.Thread(target=service.work, args=(stop, args.poll_ms / 1000, args.batch), daemon=True)
+        worker.start()
+    host, port = sock.getsockname()[:2]
     print(f"{args.role} listening on {host}:{port} ({ledger.kind} ledger)", flush=True)
-    stop.wait()
-    server.shutdown()
+    server.run(sockets=[sock])   # until SIGTERM or SIGINT: uvicorn finishes the requests in hand
+    stop.set()
+    if worker is not None:
+        worker.join(60)           # the worker finishes the job in hand and gives back the rest
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 // and the product catalog. One pure, deterministic function serves receipts, /verifyReceipt
 // responses and direct input alike. Input order never matters: every choice has a total order.
 
-public enum EntitlementState: String, Sendable {
+public enum EntitlementState: String, Sendable, CaseIterable {
     case active
     case gracePeriod = "grace_period"
     case billingRetry = "billing_retry"

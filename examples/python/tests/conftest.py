@@ -17,7 +17,10 @@ sys.path.insert(0, str(HERE.parent))
 from fake_apple import FakeApple  # noqa: E402
 from ledger import Ledger  # noqa: E402
 from service import PurchaseService  # noqa: E402
-from support import CONFIG, NOW  # noqa: E402
+from support import NOW, OPERATOR_TOKEN, USER_SECRET, config  # noqa: E402
+
+os.environ.setdefault("SERVICE_USER_TOKEN_SECRET", USER_SECRET)
+os.environ.setdefault("SERVICE_OPERATOR_TOKEN", OPERATOR_TOKEN)
 
 
 def _pg_bin() -> Path:
@@ -84,6 +87,6 @@ def apple():
 @pytest.fixture
 def service(ledger, apple):
     clock = {"now": NOW}
-    s = PurchaseService(json.loads(CONFIG.read_text()), ledger, "secret", apple.url, clock=lambda: clock["now"])
+    s = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"])
     s.test_clock = clock
     return s

@@ -28,6 +28,29 @@ MERCURY_BOUGHT = 1604059039000
 MARS_LATEST = "1000000755926609"
 MARS_LATEST_BOUGHT = 1608230644000
 DEADLINE_S = 120.0  # generous: a condition that holds is met long before; this only ends a hung test
+# The credentials of the tests' services (conftest.py puts them in the environment, so that
+# fronts started as processes use them too).
+USER_SECRET = "test-user-token-secret-0123456789"
+OPERATOR_TOKEN = "test-operator-token-0123456789"
+FOREVER_MS = 253_402_300_799_000
+
+
+def config(sandbox: bool = True) -> dict:
+    """The example's config; the tests replay Apple's sandbox answers, so Sandbox is accepted
+    (the service's --allow-sandbox)."""
+    doc = json.loads(CONFIG.read_text())
+    if sandbox:
+        doc["environments"] = doc["environments"] + ["Sandbox"]
+    return doc
+
+
+def user_headers(user: str) -> dict:
+    from http_api import Auth
+    return {"Authorization": "Bearer " + Auth(USER_SECRET, OPERATOR_TOKEN).user_token(user, FOREVER_MS)}
+
+
+def operator_headers() -> dict:
+    return {"Authorization": "Bearer " + OPERATOR_TOKEN}
 
 
 def consumable(transaction_id: str, purchase_ms: int = NOW) -> bytes:
@@ -40,21 +63,29 @@ def consumable(transaction_id: str, purchase_ms: int = NOW) -> bytes:
     return json.dumps(doc).encode()
 
 
-def post(url: str, body: dict, timeout_s: float = 60) -> tuple[int, dict]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+def post(url: str, body, timeout_s: float = 60, headers: Optional[dict] = None) -> tuple[int, dict]:
+    """POSTs JSON (or bytes as they are). Without headers, a body with a user_id is sent with
+    that user's token, and /jobs/retry with the operator's: what the app and the cron job do."""
+    if headers is None:
+        headers = (operator_headers() if url.endswith("/jobs/retry")
+                   else user_headers(body["user_id"]) if isinstance(body, dict) and isinstance(body.get("user_id"), str)
+                   and body["user_id"] else {})
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **headers})
     try:
         with urllib.request.urlopen(req, timeout=timeout_s) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+        return e.code, json.loads(e.read() or b"null")
 
 
-def get(url: str) -> tuple[int, dict]:
+def get(url: str, headers: Optional[dict] = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(url, timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+        return e.code, json.loads(e.read() or b"null")
 
 
 def concurrently(n: int, call: Callable[[int], object]) -> list:
@@ -102,7 +133,8 @@ class Cluster:
         self.now = start_ms
         self.set_clock(start_ms)
         self.env = dict(os.environ, APPLE_BASE_URL=apple_url, DATABASE_URL=database_url,
-                        SERVICE_CLOCK_FILE=str(self.clock_file), APPLE_SHARED_SECRET="secret", PYTHONUNBUFFERED="1")
+                        SERVICE_CLOCK_FILE=str(self.clock_file), APPLE_SHARED_SECRET="secret", PYTHONUNBUFFERED="1",
+                        ALLOW_SANDBOX="1", SERVICE_USER_TOKEN_SECRET=USER_SECRET, SERVICE_OPERATOR_TOKEN=OPERATOR_TOKEN)
         if not database_url:
             self.env.pop("DATABASE_URL")
         self.procs: list[subprocess.Popen] = []

@@ -6,7 +6,7 @@ import threading
 
 from ledger import Ledger
 from service import GIVE_UP_DELAY_MS, LEASE_MS, PurchaseService, job_id, serve
-from support import CONFIG, CONSUMABLE, MERCURY, NOW, concurrently, consumable, get
+from support import config, CONSUMABLE, MERCURY, NOW, concurrently, consumable, get
 
 TEMPORARY = b'{"status": 21005}'
 
@@ -46,7 +46,7 @@ def test_an_expired_lease_is_due_again_and_the_late_holder_writes_nothing(servic
 
 def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledger, apple):
     clock = {"now": NOW}
-    service = PurchaseService(json.loads(CONFIG.read_text()), ledger, "secret", apple.url, clock=lambda: clock["now"],
+    service = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"],
                               give_up_after_ms=GIVE_UP_DELAY_MS + 15_000)
     apple.script("R", "production", TEMPORARY)
     assert service.submit_receipt("u1", "R")["retry_after_ms"] == 1000
@@ -161,7 +161,7 @@ def test_health_reports_the_queue(service, apple):
 
 def test_health_is_503_without_the_database(tmp_path, apple):
     ledger = Ledger(url="", sqlite_path=str(tmp_path / "p.db"))
-    service = PurchaseService(json.loads(CONFIG.read_text()), ledger, "", apple.url)
+    service = PurchaseService(config(), ledger, "", apple.url)
     server = serve(service, "127.0.0.1", 0, retry_every_s=None)
     try:
         (tmp_path / "p.db").unlink()

@@ -4,7 +4,7 @@ import json
 import threading
 
 from service import PurchaseService, serve
-from support import CONFIG, CONSUMABLE, FROM_TEST_ENV, MERCURY, NOW, post
+from support import config, CONSUMABLE, FROM_TEST_ENV, MERCURY, NOW, post
 
 
 def refunded(body: bytes) -> bytes:
@@ -63,8 +63,7 @@ def test_21005_is_retried_later_then_delivered(service, apple):
 
 
 def test_timeouts_are_stored_for_later(ledger):
-    config = json.loads(CONFIG.read_text())
-    s = PurchaseService(config, ledger, apple_base_url="http://127.0.0.1:9", clock=lambda: NOW, timeout_s=0.5)
+    s = PurchaseService(config(), ledger, apple_base_url="http://127.0.0.1:9", clock=lambda: NOW, timeout_s=0.5)
     result = s.submit_receipt("u5", "R5")  # nothing listens on port 9: Apple unreachable
     assert result["status"] == "pending" and result["why"].startswith("unreachable")
     assert ledger.pending_count() == 1

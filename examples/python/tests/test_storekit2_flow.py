@@ -102,10 +102,18 @@ def test_50_concurrent_clients_deliver_each_consumable_once(sk2, api):
         results = concurrently(50, lambda i: post(url, {"user_id": f"u{i % 5}", "transaction_id": ids[(i * 7) % 20]}))
     finally:
         server.shutdown()
-    assert [code for code, _ in results] == [200] * 50, results[:3]
-    everything = [t for _, body in results for t in body["delivered"]]
+    # A history belongs to the first account that sent one of its ids; the others are refused.
+    assert {code for code, _ in results} <= {200, 403}, results[:3]
+    assert all(body["verdict"] == "owned_by_another_user" for code, body in results if code == 403)
+    everything = [t for code, body in results if code == 200 for t in body["delivered"]]
     assert sorted(everything) == sorted(ids)             # each consumable once, across all requests
     assert sorted(delivered(sk2)) == sorted(ids)
+    owners = {}
+    for d in sk2.ledger.deliveries():                    # each history delivered to one account only
+        owners.setdefault(d["transaction_id"][:2], set()).add(d["user_id"])
+    assert all(len(users) == 1 for users in owners.values()) and len(owners) == 5
+    for i, (code, _) in enumerate(results):              # and that account is the one that got 200
+        assert (code == 200) == (owners[ids[(i * 7) % 20][:2]] == {f"u{i % 5}"})
     assert sk2.ledger.pending_count() == 0
 
 
@@ -185,8 +193,8 @@ def test_the_http_front_answers_202_then_the_worker_delivers(sk2, api):
     try:
         code, body = post(base + "/storekit2/transactions", {"user_id": "u1", "transaction_id": "900001"})
         assert (code, body["status"], body["retry_after_ms"]) == (202, "pending", 1_000)
-        assert post(base + "/storekit2/transactions", {"user_id": "u1"})[0] == 400
-        assert post(base + "/storekit2/transactions", {"user_id": "u1", "transaction_id": "1", "environment": "x"})[0] == 400
+        assert post(base + "/storekit2/transactions", {"user_id": "u1"})[0] == 422   # no transaction_id
+        assert post(base + "/storekit2/transactions", {"user_id": "u1", "transaction_id": "1", "environment": "x"})[0] == 422
         sk2.test_clock["now"] += 1_000
         code, body = post(base + "/jobs/retry", {})
         assert code == 200 and [r["delivered"] for r in body["results"]] == [["900001"]]
