@@ -293,9 +293,10 @@ class PurchaseService:
             if owner:
                 self.ledger.lock_user(db, owner)
             sub = self.ledger.subscription(db, original) if original else {}
-            r = self.verifier.verify_jws(signed_payload.encode(), now_ms=now, options={
-                "seen_notification_uuids": self.ledger.seen_notifications(db, original),
-                "last_signed_date_ms": sub.get("last_signed_date_ms")})
+            options: dict = {"seen_notification_uuids": self.ledger.seen_notifications(db, original)}
+            if sub.get("last_signed_date_ms") is not None:
+                options["last_signed_date_ms"] = int(sub["last_signed_date_ms"])
+            r = self.verifier.verify_jws(signed_payload.encode(), now_ms=now, options=options)
             if not r.valid:   # it verified a moment ago: only the clock moved; Apple sends it again
                 raise RuntimeError(f"notification {n['notification_uuid']} no longer verifies: {r.reason}")
             action = r.notification["action"]
@@ -383,8 +384,8 @@ class PurchaseService:
             now = self.ledger.now(db)
             for env in self.environments:
                 self.ledger.set_mark(db, "history:" + env, now, only_if_missing=True)
-                self.ledger.enqueue(db, job_id("apple", RECOVERY + env), "", RECOVERY + env, env, 1,
-                                    now + self.recovery_every_ms, now, "scheduled")
+                self.ledger.enqueue(db, job_id("apple", RECOVERY + env), "", RECOVERY + env, env, 1, now, now,
+                                    "scheduled")
         self.ledger.run(add)
 
     def run_due_jobs(self, limit: int = BATCH, stop: Optional[threading.Event] = None) -> list[dict]:
@@ -418,7 +419,7 @@ class PurchaseService:
                 log_event(logging.WARNING, "heartbeat_failed", job=job.id, error=f"{type(e).__name__}")
 
     def retry_pending(self) -> list[dict]:
-        """Every job due now, in batches (the single-process job and POST /jobs/retry)."""
+        """Every job due now, in batches (POST /jobs/retry: for a cron job when no worker runs)."""
         results: list[dict] = []
         while True:
             batch = self.run_due_jobs(100)
@@ -488,9 +489,10 @@ class PurchaseService:
     def _run_recovery(self, job: Job) -> dict:
         """Reads Apple's notification history since the last read (less an overlap) and applies
         each notification through handle_notification, so a pushed notification and its recovered
-        copy apply once. Then asks Get All Subscription Statuses about subscriptions past their
-        expected renewal with no news. The job then waits for its next run; on Apple's
-        retry_later it runs again at the library's delay, from the same mark."""
+        copy apply once; the mark moves on only when every page was read. Then asks Get All
+        Subscription Statuses about subscriptions past their expected renewal with no news (one
+        that fails is asked again next run). On Apple's retry_later the job runs again at the
+        library's delay, from the same mark; otherwise at the next period."""
         env = job.endpoint
         with self.ledger.transaction() as db:
             now = self.ledger.now(db)
@@ -500,13 +502,17 @@ class PurchaseService:
         answer = self._read_history(env, start, now, job.attempt, applied)
         if answer.kind == "accept":
             with self.ledger.transaction() as db:
-                overdue = [(o, e) for o, e in self.ledger.overdue_subscriptions(db, now, self.renewal_slack_ms, 100)
+                overdue = [o for o, e in self.ledger.overdue_subscriptions(db, now, self.renewal_slack_ms, 100)
                            if ENVIRONMENTS.get(e, "production") == env]
-            for original, _ in overdue:
-                answer = self._check_subscription(original, env, job.attempt, now)
-                if answer.kind != "accept":
-                    break
-                applied["statuses"] += 1
+            for original in overdue:
+                checked = self._check_subscription(original, env, 1, now)
+                if checked.kind == "accept":
+                    applied["statuses"] += 1
+                else:
+                    log_event(logging.WARNING, "status_check_failed", original_transaction_id=original,
+                              environment=env, verdict=checked.verdict, reason=checked.why)
+                    if checked.kind != "reject":
+                        break   # Apple is busy or down: the rest waits for the next run
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
@@ -875,6 +881,7 @@ def main() -> None:
                               give_up_after_ms=args.give_up_after_ms, signer_config=signer_config,
                               api_base_url=api_base, recovery_every_ms=args.recovery_every_ms,
                               consumption_consent=os.environ.get("CONSUMPTION_CONSENT", "1") != "0")
+    service.ensure_recovery_jobs()   # with a signer: the recurring history reads, due at once the first time
     stop = threading.Event()
     if args.role == "worker":
         signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the job in hand, then exit

@@ -1,7 +1,8 @@
 """A fake App Store Server API for tests: a test double, never a model of Apple's service.
 
 It serves a few endpoints (transaction info, transaction history with revision paging,
-subscription statuses) from data the test adds, and signs its answers with the fake
+subscription statuses, notification history with pagination tokens, send consumption
+information) from data the test adds, and signs its answers with the fake
 Apple-shaped leaf key of this directory (x5c = leaf, WWDR, root), so that a verifier trusting
 only root.pem accepts them. It is strict about what it receives: the bearer token must be an
 ES256 JWT signed by developer.pub.pem with exactly the claims Apple requires, and the method,
@@ -56,6 +57,23 @@ def sign_jws(payload: dict, fixtures_dir: Path = HERE) -> str:
     return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
+def sign_notification(notification_type: str, subtype: Optional[str] = None, *, uuid: str, signed_date: int,
+                      transaction: Optional[dict] = None, renewal: Optional[dict] = None, env: str = "production",
+                      bundle_id: str = "com.example.fake", fixtures_dir: Path = HERE) -> str:
+    """The signedPayload of an App Store Server Notification V2, with its transaction and renewal
+    info signed as nested tokens, all by the fake leaf of ``fixtures_dir``."""
+    data: dict = {"bundleId": bundle_id, "environment": ENVIRONMENTS[env], "appAppleId": 1234567890}
+    if transaction is not None:
+        data["signedTransactionInfo"] = sign_jws(transaction, fixtures_dir)
+    if renewal is not None:
+        data["signedRenewalInfo"] = sign_jws(renewal, fixtures_dir)
+    payload = {"notificationType": notification_type, "notificationUUID": uuid, "version": "2.0",
+               "signedDate": signed_date, "data": data}
+    if subtype:
+        payload["subtype"] = subtype
+    return sign_jws(payload, fixtures_dir)
+
+
 def tamper(jws: str, **changes: Any) -> str:
     """The same JWS with its payload changed after signing (the signature no longer matches)."""
     header, payload, signature = jws.split(".")
@@ -77,6 +95,8 @@ class FakeAppleAPI:
         self._transactions: dict[str, list[tuple[dict, bool]]] = {env: [] for env in ENVIRONMENTS}
         self._renewals: dict[str, dict[str, tuple[dict, int]]] = {env: {} for env in ENVIRONMENTS}
         self._failures: list[tuple[int, dict, dict]] = []
+        self._notifications: dict[str, list[tuple[int, str]]] = {env: [] for env in ENVIRONMENTS}
+        self.consumption: list[tuple[str, str, dict]] = []  # (environment, transaction id, body) received
         self._servers: dict[str, ThreadingHTTPServer] = {}
         self.base_url = self.sandbox_url = ""
 
@@ -97,6 +117,11 @@ class FakeAppleAPI:
         p = {"environment": ENVIRONMENTS[env], **payload}
         with self._lock:
             self._renewals[env][p["originalTransactionId"]] = (p, status)
+
+    def add_notification(self, env: str, signed_payload: str, signed_date: int) -> None:
+        """A notification Apple sent (or tried to send) in ``env``: served by the notification history."""
+        with self._lock:
+            self._notifications[env].append((signed_date, signed_payload))
 
     def fail_next(self, count: int, http_status: int, body: Optional[dict] = None, headers: Optional[dict] = None) -> None:
         """Answers the next ``count`` well-formed calls with this status instead."""
@@ -183,7 +208,10 @@ class FakeAppleAPI:
                 self._serve("PUT")
 
             def _serve(self, method: str) -> None:
-                status, headers, body = fake._answer(env, method, self.path, self.headers.get("Authorization"))
+                length = int(self.headers.get("Content-Length") or 0)
+                request_body = self.rfile.read(length) if length else b""
+                status, headers, body = fake._answer(env, method, self.path, self.headers.get("Authorization"),
+                                                     request_body)
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", **headers}.items():
@@ -194,14 +222,17 @@ class FakeAppleAPI:
 
         return Handler
 
-    def _answer(self, env: str, method: str, target: str, authorization: Optional[str]) -> tuple[int, dict, dict]:
+    def _answer(self, env: str, method: str, target: str, authorization: Optional[str],
+                request_body: bytes = b"") -> tuple[int, dict, dict]:
         url = urlsplit(target)
         query = parse_qs(url.query, keep_blank_values=True)
         with self._lock:
             self.requests.append((env, method, target))
         routes = [("GET", r"/inApps/v1/transactions/([^/]+)", self._transaction_info, set()),
                   ("GET", r"/inApps/v2/history/([^/]+)", self._history, HISTORY_QUERY),
-                  ("GET", r"/inApps/v1/subscriptions/([^/]+)", self._statuses, {"status"})]
+                  ("GET", r"/inApps/v1/subscriptions/([^/]+)", self._statuses, {"status"}),
+                  ("POST", r"/inApps/v1/notifications/(history)", self._notification_history, {"paginationToken"}),
+                  ("PUT", r"/inApps/v2/transactions/consumption/([^/]+)", self._consumption, set())]
         problem = self.check_token(authorization)
         route = next(((fn, allowed, m.group(1)) for verb, pattern, fn, allowed in routes
                       if verb == method and (m := re.fullmatch(pattern, url.path))), None)
@@ -219,6 +250,16 @@ class FakeAppleAPI:
         with self._lock:
             if self._failures:
                 return self._failures.pop(0)
+        if method in ("POST", "PUT"):
+            try:
+                sent = json.loads(request_body or b"null")
+            except ValueError:
+                sent = None
+            if not isinstance(sent, dict):
+                with self._lock:
+                    self.errors.append(f"{env} {method} {target}: the body is not a JSON object")
+                return 400, {}, {"errorCode": 4000000, "errorMessage": "Bad request"}
+            query = dict(query, _body=sent)
         return route[0](env, route[2], query)
 
     # ---- the endpoints ----
@@ -258,6 +299,29 @@ class FakeAppleAPI:
         return 200, {}, {"revision": f"rev-{end}", "hasMore": end < len(chain), "bundleId": self.bundle_id,
                          "appAppleId": 1234567890, "environment": ENVIRONMENTS[env],
                          "signedTransactions": [self._signed(*t) for t in page]}
+
+    def _notification_history(self, env: str, _: str, query: dict) -> tuple[int, dict, dict]:
+        body = query["_body"]
+        start, end = body.get("startDate"), body.get("endDate")
+        if not (isinstance(start, int) and isinstance(end, int) and start < end):
+            with self._lock:
+                self.errors.append(f"{env} notification history: bad window {start}..{end}")
+            return 400, {}, {"errorCode": 4000016, "errorMessage": "Invalid start date"}
+        with self._lock:
+            found = sorted((d, p) for d, p in self._notifications[env] if start <= d < end)
+        offset = int(query["paginationToken"][0].removeprefix("n-")) if "paginationToken" in query else 0
+        page = found[offset:offset + self.page_size]
+        more = offset + len(page) < len(found)
+        answer: dict = {"hasMore": more, "notificationHistory": [{"signedPayload": p, "sendAttemptResult": "SUCCESS"}
+                                                                 for _, p in page]}
+        if more:
+            answer["paginationToken"] = f"n-{offset + len(page)}"
+        return 200, {}, answer
+
+    def _consumption(self, env: str, transaction_id: str, query: dict) -> tuple[int, dict, dict]:
+        with self._lock:
+            self.consumption.append((env, transaction_id, query["_body"]))
+        return 202, {}, {}
 
     def _statuses(self, env: str, transaction_id: str, query: dict) -> tuple[int, dict, dict]:
         found = self._find(env, transaction_id)
