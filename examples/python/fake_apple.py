@@ -8,13 +8,15 @@ Tests also control when and how it fails, without timers:
 - `hold_from(n)`: the n-th call from now on and every later one waits until `release()`: a slow
   Apple whose slowness ends when the test says.
 - `go_down(kind)`: "refuse" stops listening (connection refused; the port stays reserved), "503" answers HTTP 503,
-  "21005" answers Apple's temporary status, "timeout" never answers until `come_back()`.
+  "21005" answers Apple's temporary status, "timeout" never answers until `come_back()`, "drip" sends
+  the headers and then one byte of the body every 0.2 s (for 60 s): a per-read timeout never fires.
 """
 from __future__ import annotations
 
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Optional
 
@@ -60,7 +62,7 @@ class FakeApple:
             self._gate.set()
 
     def go_down(self, kind: str) -> None:
-        assert kind in ("refuse", "503", "21005", "timeout"), kind
+        assert kind in ("refuse", "503", "21005", "timeout", "drip"), kind
         with self.lock:
             was, self.outage = self.outage, kind
             if kind == "timeout":
@@ -135,6 +137,23 @@ class FakeApple:
             def do_POST(self) -> None:
                 endpoint = self.path.strip("/").split("/")[0]
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                if fake.outage == "drip":
+                    with fake.lock:
+                        fake.calls.append((endpoint, request.get("receipt-data", "")))
+                        fake.changed.notify_all()
+                    try:
+                        self.send_response(200)
+                        self.send_header("Content-Length", "300")
+                        self.end_headers()
+                        for _ in range(300):
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                            time.sleep(0.2)
+                            if fake.outage != "drip":
+                                break
+                    except OSError:
+                        pass  # the caller gave up at its deadline
+                    return
                 code, body = fake._answer(endpoint, request.get("receipt-data", ""))
                 try:
                     self.send_response(code)

@@ -294,9 +294,24 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def first_request_timeout_protocol():
+    """uvicorn closes a keep-alive connection that stays idle after a response, but waits for a
+    new connection's first request forever: 1,500 connections that never send anything would hold
+    every slot of max_concurrency. This protocol starts the same idle timer when the connection
+    is made; the first byte of a request stops it, as it does between requests."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class FirstRequestTimeout(H11Protocol):
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
+                                                                self.timeout_keep_alive_handler)
+    return FirstRequestTimeout
+
+
 def make_server(app, sock: socket.socket, limits: Limits):
     import uvicorn
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off", http=first_request_timeout_protocol(),
                             limit_concurrency=limits.max_concurrency, timeout_keep_alive=limits.keep_alive_s,
                             timeout_graceful_shutdown=10, backlog=2048)
     return uvicorn.Server(config)

@@ -369,11 +369,11 @@ class Ledger:
 
 
     def heartbeat(self, job: Job, lease_ms: int) -> bool:
-        """Extends a running job's lease to the database's now + lease_ms. False once the lease is
-        no longer this claim's (it expired and another worker took the job)."""
+        """Extends the leases of a running batch (every job claimed with job's lease token and not
+        finished yet) to the database's now + lease_ms. False once none is this claim's any more."""
         def renew(db: _Cursor) -> bool:
-            return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE id = ? AND lease_token = ?",
-                              (self.now(db) + lease_ms, job.id, job.lease_token)) == 1
+            return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE lease_token = ?",
+                              (self.now(db) + lease_ms, job.lease_token)) > 0
         return self.run(renew)
 
     # -- who owns what, and what Apple signed ------------------------------------------------------
