@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # The nginx gateway test: Debian's nginx with lua-nginx-module on a free 127.0.0.1 port, the
-# example config, real receipts. nginx is stopped by its PID at the end, even on failure.
+# example config, real receipts; then the nginx.conf of docs/lua.md with the README's receipt.
+# Each nginx is stopped by its PID at the end, even on failure.
+# The library is IAPVERIFY_BUILD_DIR/lib/libiapverify.so.1 (default: the checkout's build).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export IAPVERIFY_BUILD_DIR=${IAPVERIFY_BUILD_DIR:-$ROOT/build}
+BUILD=$IAPVERIFY_BUILD_DIR
 FX=$ROOT/Tests/IAPVerifyTests/Fixtures
 TMP=$(mktemp -d)
 chmod 755 "$TMP"
 stop() {
-  if [ -f "$TMP/nginx.pid" ]; then kill "$(cat "$TMP/nginx.pid")" 2>/dev/null; sleep 0.3; fi
+  for pid in "$TMP"/nginx.pid "$TMP"/*/nginx.pid; do
+    if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null; sleep 0.3; fi
+  done
   rm -rf "$TMP"
 }
 trap stop EXIT
@@ -98,5 +104,87 @@ workers_after=$(pgrep -P "$(cat "$TMP/nginx.pid")" | sort | tr '\n' ' ')
 [ "$workers_before" = "$workers_after" ] || fail "workers changed: $workers_before -> $workers_after"
 if grep -E '\[(alert|emerg|crit)\]|exited on signal' "$TMP/error.log"; then fail "errors in the nginx log"; fi
 
+
+# The nginx.conf of docs/lua.md, as written but for this checkout's paths, the port and a temp
+# directory of its own. It must start, and answer the README's receipt (base64, 11 KB: over the
+# 8k body buffer, so nginx hands it over in a temp file) with the verdict the CLI gives.
+python3 - "$ROOT/docs/lua.md" > "$TMP/doc.conf" <<'PY'
+import re, sys
+m = re.search(r"<!-- skip: Tests/integration/nginx\.sh runs this file.*?-->\n```nginx\n(.*?)```\n",
+              open(sys.argv[1]).read(), re.S)
+sys.stdout.write(m.group(1) if m else "")
+PY
+# doc_nginx NAME HTTP_LINES [LUA_CONFIG]: renders the file into $TMP/NAME (HTTP_LINES first in
+# http {}, LUA_CONFIG in place of the verifier's config), starts nginx there, prints its URL.
+doc_nginx() {
+  local dir=$TMP/$1 port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$dir"
+  python3 - "$TMP/doc.conf" "$dir/nginx.conf" "$ROOT" "$BUILD/lib/libiapverify.so.1" "$port" "$2" ${3+"$3"} <<'PY' || return 1
+import sys
+src, out, root, lib, port, http = sys.argv[1:7]
+text = open(src).read()
+subs = [("/path/to/iapverify", root), ("/usr/lib/x86_64-linux-gnu/libiapverify.so.1", lib),
+        ("listen 8080;", f"listen 127.0.0.1:{port};"), ("\nhttp {\n", f"\nhttp {{\n    {http}\n")]
+if len(sys.argv) > 7:
+    subs.append(('{ bundle_id = "com.example.app" }', sys.argv[7]))
+for old, new in subs:
+    if text.count(old) != 1:
+        sys.exit(f"docs/lua.md: its nginx.conf has {text.count(old)} of {old!r}, this test expects 1")
+    text = text.replace(old, new)
+open(out, "w").write(text)
+PY
+  nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g "pid $dir/nginx.pid; error_log $dir/error.log warn;" \
+    || { cat "$dir/error.log" >&2; return 1; }
+  for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+  echo "http://127.0.0.1:$port/verify"
+}
+verdict() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("verdict"))' "$1" 2>/dev/null; }
+README_RECEIPT=$FX/receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der
+base64 -w0 "$README_RECEIPT" > "$TMP/readme.b64"
+echo '{"bundle_id": "com.example.app"}' > "$TMP/doc-config.json"      # the doc's config, as JSON
+"$BUILD/bin/iapverify" receipt "$README_RECEIPT" --config "$TMP/doc-config.json" > "$TMP/cli.json"
+"$BUILD/bin/iapverify" receipt "$README_RECEIPT" --config "$ROOT/docs/examples/pro-config.json" > "$TMP/cli-pro.json"
+CLI=$(verdict "$TMP/cli.json") CLI_PRO=$(verdict "$TMP/cli-pro.json")
+{ [ "$CLI" = environment_rejected ] && [ "$CLI_PRO" = valid ]; } || fail "the CLI's verdicts: $CLI, $CLI_PRO"
+
+if [ ! -s "$TMP/doc.conf" ]; then
+  fail "docs/lua.md: no nginx block under <!-- skip: Tests/integration/nginx.sh runs this file ... -->"
+elif ! DOC=$(doc_nginx doc "client_body_temp_path $TMP/doc/client_body;"); then
+  fail "docs/lua.md: nginx does not start with its nginx.conf"
+else
+  # receipt STATUS WHAT VERDICT CURL_ARGS...: the status, and the verdict of the result.
+  receipt() {
+    local want=$1 what=$2 verdict_want=$3 got
+    shift 3
+    got=$(code "$@")
+    { [ "$got" = "$want" ] && [ "$(verdict "$TMP/body")" = "$verdict_want" ]; } \
+      || fail "docs/lua.md's nginx.conf, $what: HTTP $got, want $want $verdict_want: $(head -c 300 "$TMP/body")"
+  }
+  receipt 403 "the README's receipt in base64" "$CLI" --data-binary @"$TMP/readme.b64" "$DOC"
+  grep -q 'buffered to a temporary file' "$TMP/doc/error.log" || fail "docs/lua.md's nginx.conf: the body was not in a temp file"
+  receipt 403 "the README's receipt in DER" "$CLI" --data-binary @"$README_RECEIPT" "$DOC"
+  receipt 400 "not a receipt" malformed --data-binary 'not a receipt' "$DOC"
+  { [ "$(code -X POST "$DOC")" = 400 ] && grep -q '"error":"no request body' "$TMP/body"; } \
+    || fail "docs/lua.md's nginx.conf, no body: $(head -c 300 "$TMP/body")"
+  { [ "$(code --data-binary @"$TMP/3m.bin" "$DOC")" = 413 ] && grep -q 'IAPV_E_TOO_LARGE' "$TMP/body"; } \
+    || fail "docs/lua.md's nginx.conf, over max_input_bytes: $(head -c 300 "$TMP/body")"
+  [ "$(code --data-binary @"$TMP/5m.bin" "$DOC")" = 413 ] || fail "docs/lua.md's nginx.conf, over client_max_body_size"
+  if grep -E '\[(alert|emerg|crit)\]|exited on signal' "$TMP/doc/error.log"; then fail "errors in the docs nginx log"; fi
+fi
+# The same file with the body kept in memory and the README's config: the receipt is valid.
+if [ -s "$TMP/doc.conf" ]; then
+  if ! MEM=$(doc_nginx mem "client_body_temp_path $TMP/mem/client_body; client_body_buffer_size 4m;" \
+             "[[$(cat "$ROOT/docs/examples/pro-config.json")]]"); then
+    fail "docs/lua.md: nginx does not start with its nginx.conf and the README's config"
+  else
+    { [ "$(code --data-binary @"$TMP/readme.b64" "$MEM")" = 200 ] && [ "$(verdict "$TMP/body")" = "$CLI_PRO" ]; } \
+      || fail "docs/lua.md's nginx.conf, the README's receipt in memory: $(head -c 300 "$TMP/body")"
+    { [ "$(code --data-binary @"$TMP/3m.bin" "$MEM")" = 413 ] && grep -q 'IAPV_E_TOO_LARGE' "$TMP/body"; } \
+      || fail "docs/lua.md's nginx.conf, over max_input_bytes in memory: $(head -c 300 "$TMP/body")"
+    if grep -q 'buffered to a temporary file' "$TMP/mem/error.log"; then fail "docs/lua.md's nginx.conf: a body went to a temp file"; fi
+  fi
+fi
+
 if [ "$failures" -ne 0 ]; then echo "nginx-test: $failures failure(s)"; cat "$TMP/error.log"; exit 1; fi
-echo "nginx-test: OK (200 concurrent requests, workers stayed up: $workers_after)"
+echo "nginx-test: OK (200 concurrent requests, workers stayed up: $workers_after; docs/lua.md's nginx.conf)"

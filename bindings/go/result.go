@@ -21,10 +21,12 @@ type Result struct {
 	Purchases       []Purchase      `json:"purchases"`
 	Delivery        Delivery        `json:"delivery"`
 	UnknownProducts []string        `json:"unknown_products"`
-	IntroEligible   map[string]bool `json:"intro_eligible"`
-	Kind            string          `json:"kind,omitempty"`         // JWS only
-	Transaction     json.RawMessage `json:"transaction,omitempty"`  // JWS only
-	Notification    json.RawMessage `json:"notification,omitempty"` // JWS only
+	// CatalogConflicts lists catalog entries whose type contradicts the type Apple signed.
+	CatalogConflicts []CatalogConflict `json:"catalog_conflicts"`
+	IntroEligible    map[string]bool   `json:"intro_eligible"`
+	Kind             string            `json:"kind,omitempty"`         // JWS only
+	Transaction      json.RawMessage   `json:"transaction,omitempty"`  // JWS only
+	Notification     json.RawMessage   `json:"notification,omitempty"` // JWS only
 	// Revocation is the signing certificate's OCSP facts: a JWS result's "revocation", a receipt
 	// result's "receipt.signing.revocation". Nil until the chain verified.
 	Revocation *Revocation `json:"revocation,omitempty"`
@@ -170,4 +172,12 @@ func (r *Result) Entitlement(id string) *Entitlement {
 		}
 	}
 	return nil
+}
+
+// CatalogConflict is a catalog entry whose type contradicts the type Apple signed for the
+// product's purchases; the catalog's rule was used.
+type CatalogConflict struct {
+	ProductID   string `json:"product_id"`
+	CatalogType string `json:"catalog_type"`
+	SignedType  string `json:"signed_type"` // as Apple wrote it, e.g. "Consumable"
 }

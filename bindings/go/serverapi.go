@@ -332,6 +332,7 @@ type APIResult struct {
 	Purchases            []Purchase           `json:"purchases"`
 	Delivery             Delivery             `json:"delivery"`
 	UnknownProducts      []string             `json:"unknown_products"`
+	CatalogConflicts     []CatalogConflict    `json:"catalog_conflicts"`
 	IntroEligible        map[string]bool      `json:"intro_eligible"`
 	Raw                  []byte               `json:"-"`
 }

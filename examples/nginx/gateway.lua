@@ -23,35 +23,31 @@ local function reply(status, body)
     return ngx.exit(status)
 end
 
--- The receipt from the X-Receipt header, else from the body; or nil and why the request is bad.
+-- The receipt from the X-Receipt header, else from the body (in memory or in nginx's temp file);
+-- or nil, an HTTP status and why the request is bad.
 local function receipt_from_request()
     local header = ngx.req.get_headers()["X-Receipt"]
     if type(header) == "table" then   -- the header came more than once: which one is meant?
-        return nil, "send one X-Receipt header, not " .. #header
+        return nil, 400, "send one X-Receipt header, not " .. #header
     end
     if header and header ~= "" then return header end
-    ngx.req.read_body()
-    local body = ngx.req.get_body_data()
-    if not body then
-        local file = ngx.req.get_body_file()   -- only if a body outgrew client_body_buffer_size
-        if file then
-            local f = io.open(file, "rb")
-            if f then body = f:read("*a"); f:close() end
-        end
-    end
-    return body
+    local body, status, why = iapverify.read_body()
+    if status == 400 then return nil, 400, "no receipt in the body or the X-Receipt header" end
+    return body, status, why
 end
 
 function _M.handle()
     if ngx.req.get_method() ~= "POST" then
         return reply(405, { error = "POST the receipt to /verify" })
     end
-    local receipt, bad = receipt_from_request()
-    if bad then
+    local receipt, status, bad = receipt_from_request()
+    if status == 400 then
         return reply(400, { verdict = "malformed", reason = bad })
     end
-    if not receipt or receipt == "" then
-        return reply(400, { verdict = "malformed", reason = "no receipt in the body or the X-Receipt header" })
+    if not receipt then
+        ngx.log(ngx.ERR, "iapverify: ", bad)
+        if status == 413 then return reply(413, { error = bad }) end
+        return reply(500, { error = "cannot read the request body" })
     end
     local res, err = verifier:verify_receipt(receipt, ngx.now() * 1000)
     if not res then

@@ -59,10 +59,20 @@ public struct PurchaseRecord: Sendable, Equatable {
     public var revoked: Bool
 }
 
+/// A catalog entry whose type contradicts the type Apple signed for the product's purchases.
+/// The catalog's rule is used (it is the developer's decision), and the result says so.
+public struct CatalogConflict: Sendable, Equatable {
+    public var productID: String
+    public var catalogType: ProductType
+    /// As Apple wrote it, e.g. "Consumable".
+    public var signedType: String
+}
+
 public struct EntitlementReport: Sendable {
     public var entitlements: [Entitlement] = []
     public var purchases: [PurchaseRecord] = []
     public var unknownProducts: [String] = []
+    public var catalogConflicts: [CatalogConflict] = []
     /// Group → still eligible for an introductory offer, sorted by group.
     public var introEligible: [(group: String, eligible: Bool)] = []
     public var delivery = DeliveryPlan()
@@ -105,8 +115,11 @@ public enum EntitlementEngine {
                 productID: transactions[i].productID, type: ruleOf[i]?.type, quantity: transactions[i].quantity,
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
-        if catalog != nil {
-            report.unknownProducts = products.names.indices.filter { ruleOfProduct[$0] == nil }.map { products.names[$0] }.sorted()
+        // With a catalog: the products it does not name. Without one: the products whose type
+        // Apple's signatures leave unknown or ambiguous. Either way they grant nothing.
+        report.unknownProducts = products.names.indices.filter { ruleOfProduct[$0] == nil }.map { products.names[$0] }.sorted()
+        if let catalog {
+            report.catalogConflicts = catalogConflicts(catalog, transactions, productOf, products)
         }
 
         // Every entitlement id, with the products that grant it.
@@ -201,18 +214,75 @@ public enum EntitlementEngine {
         return inferredRules(transactions, productOf, products)
     }
 
-    /// Without a catalog, each product is its own entitlement: auto-renewable when any of its
-    /// purchases has an expiry, else non-consumable.
+    /// Apple's signed `type` as a product type; nil for a type this library does not know.
+    static func productType(signed: String) -> ProductType? {
+        switch signed {
+        case "Consumable": return .consumable
+        case "Non-Consumable": return .nonConsumable
+        case "Auto-Renewable Subscription": return .autoRenewable
+        case "Non-Renewing Subscription": return .nonRenewing
+        default: return nil
+        }
+    }
+
+    /// What Apple signed about each product's type: the one type all its signed purchases agree
+    /// on, `.some(nil)` when they disagree or name a type this library does not know, and no
+    /// entry when none of its purchases carries a signed type (receipts, /verifyReceipt).
+    private static func signedTypes(_ transactions: [Transaction], _ productOf: [Int],
+                                    _ products: InternTable) -> [Int: ProductType?] {
+        var types: [Int: ProductType?] = [:]
+        for i in transactions.indices {
+            guard let signed = transactions[i].signedType else { continue }
+            let type = productType(signed: signed)
+            if let seen = types[productOf[i]] {
+                if seen != type { types[productOf[i]] = .some(nil) }
+            } else {
+                types[productOf[i]] = .some(type)
+            }
+        }
+        return types
+    }
+
+    /// Without a catalog, each product is its own entitlement, typed by what Apple signed
+    /// (StoreKit 2 `type`): a consumable grants nothing and is delivered; a product whose signed
+    /// purchases disagree, or name a type this library does not know, grants nothing (it is
+    /// listed in `unknown_products`). A product without a signed type (receipts) is
+    /// auto-renewable when any of its purchases has an expiry, else non-consumable. A
+    /// non-renewing subscription needs the catalog's `duration_ms`, so without one it grants
+    /// nothing.
     private static func inferredRules(_ transactions: [Transaction], _ productOf: [Int], _ products: InternTable) -> [String: ProductRule] {
         var expiring = [Bool](repeating: false, count: products.names.count)
         for i in transactions.indices where transactions[i].expiresDateMs != nil { expiring[productOf[i]] = true }
+        let signed = signedTypes(transactions, productOf, products)
         var rules: [String: ProductRule] = [:]
         rules.reserveCapacity(products.names.count)
         for (p, name) in products.names.enumerated() {
-            rules[name] = ProductRule(type: expiring[p] ? .autoRenewable : .nonConsumable, group: nil, level: nil,
-                                      entitlements: [name], durationMs: nil)
+            let type: ProductType
+            if let apple = signed[p] {
+                guard let known = apple else { continue }   // ambiguous or unknown: no rule, grants nothing
+                type = known
+            } else {
+                type = expiring[p] ? .autoRenewable : .nonConsumable
+            }
+            rules[name] = ProductRule(type: type, group: nil, level: nil,
+                                      entitlements: type == .consumable ? [] : [name], durationMs: nil)
         }
         return rules
+    }
+
+    /// Catalog entries whose type contradicts the type Apple signed for the product.
+    private static func catalogConflicts(_ catalog: [String: ProductRule], _ transactions: [Transaction],
+                                         _ productOf: [Int], _ products: InternTable) -> [CatalogConflict] {
+        var conflicts: [CatalogConflict] = []
+        var reported = Set<Int>()
+        for i in transactions.indices {
+            let p = productOf[i]
+            guard !reported.contains(p), let signed = transactions[i].signedType,
+                  let rule = catalog[products.names[p]], productType(signed: signed) != rule.type else { continue }
+            reported.insert(p)
+            conflicts.append(CatalogConflict(productID: products.names[p], catalogType: rule.type, signedType: signed))
+        }
+        return conflicts.sorted { $0.productID < $1.productID }
     }
 
     // MARK: - Auto-renewable subscriptions (§7.1)

@@ -1,7 +1,7 @@
 // The entitlement, purchase and delivery parts of every result JSON.
 
 extension EntitlementReport {
-    /// Writes `entitlements`, `purchases`, `delivery`, `unknown_products` and `intro_eligible`
+    /// Writes `entitlements`, `purchases`, `delivery`, `unknown_products`, `catalog_conflicts` and `intro_eligible`
     /// as members of the object the writer is in.
     func writeMembers(into w: inout JSONWriter) {
         w.key("entitlements")
@@ -42,6 +42,16 @@ extension EntitlementReport {
         w.key("unknown_products")
         w.beginArray()
         for p in unknownProducts { w.string(p) }
+        w.endArray()
+        w.key("catalog_conflicts")
+        w.beginArray()
+        for c in catalogConflicts {
+            w.beginObject()
+            w.field("product_id", c.productID)
+            w.field("catalog_type", c.catalogType.rawValue)
+            w.field("signed_type", c.signedType)
+            w.endObject()
+        }
         w.endArray()
         w.key("intro_eligible")
         w.beginObject()

@@ -33,6 +33,9 @@ public struct Transaction: Sendable, Equatable {
     /// When Apple signed this statement (StoreKit 2), read without copying the commerce fields.
     var signedDateMs: Int64? { commerceBox?.fields.signedDateMs }
     var revocationType: String? { commerceBox?.fields.revocationType }
+    /// Apple's signed product type (StoreKit 2 `type`: "Consumable", "Non-Consumable",
+    /// "Auto-Renewable Subscription", "Non-Renewing Subscription").
+    var signedType: String? { commerceBox?.fields.type }
     var hasCommerce: Bool { commerceBox != nil }
 
     public init(transactionID: String, productID: String) {

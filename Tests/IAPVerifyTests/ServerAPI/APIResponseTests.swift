@@ -25,7 +25,7 @@ final class APIResponseTests: XCTestCase {
         let doc = resultDict(r.resultJSON())
         XCTAssertEqual(doc["action"] as? String, "next_page")
         XCTAssertEqual((doc["next_page"] as? [String: Any])?["revision"] as? String, "rev-2")
-        XCTAssertEqual((doc["entitlements"] as? [[String: Any]])?.count, 2)
+        XCTAssertEqual((doc["entitlements"] as? [[String: Any]])?.count, 1)   // the coins are delivered, not owned
         XCTAssertEqual((doc["unsigned"] as? [String: Any])?["appAppleId"] as? Int, 1234)
 
         let last = try interpret(FakeApple.history([FakeApple.transaction("2003")], hasMore: false), apiOptions("transaction_history", status: 200))
@@ -58,7 +58,8 @@ final class APIResponseTests: XCTestCase {
         XCTAssertEqual(all.verdict, .valid)
         XCTAssertEqual(all.entitlements?.entitlements, together.entitlements?.entitlements)
         XCTAssertEqual(all.entitlements?.purchases, together.entitlements?.purchases)
-        XCTAssertEqual(together.entitlements?.entitlements.filter(\.active).count, 3)
+        XCTAssertEqual(together.entitlements?.entitlements.filter(\.active).count, 2)   // the subscription and lifetime
+        XCTAssertEqual(together.entitlements?.delivery.toDeliver.map(\.productID), ["coins", "lifetime"])
     }
 
     func testOneBadItemSpoilsTheWholeAnswer() throws {

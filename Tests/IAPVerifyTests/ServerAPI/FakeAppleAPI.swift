@@ -53,7 +53,7 @@ enum FakeApple {
                             expires: Int64? = signedDate + 20 * 86_400_000, extra: [String: Any] = [:]) -> [String: Any] {
         var p: [String: Any] = ["transactionId": id, "originalTransactionId": original, "bundleId": bundleID, "productId": product,
                                 "purchaseDate": signedDate - 10 * 86_400_000, "originalPurchaseDate": signedDate - 40 * 86_400_000,
-                                "quantity": 1, "type": expires == nil ? "Consumable" : "Auto-Renewable Subscription",
+                                "quantity": 1, "type": expires != nil ? "Auto-Renewable Subscription" : product == "coins" ? "Consumable" : "Non-Consumable",
                                 "inAppOwnershipType": "PURCHASED", "signedDate": signedDate, "environment": environment]
         if let expires { p["expiresDate"] = expires }
         for (k, v) in extra { p[k] = v }

@@ -390,6 +390,59 @@ do
     check(iapverify.base64_decode("Zm8") == nil, "base64 without padding is refused")
 end
 
+-- read_body() under a stand-in ngx: the body in memory, in nginx's temp file (a body over
+-- client_body_buffer_size, where get_body_data() is nil), none, too large, unreadable.
+do
+    local der = read(fixtures .. "receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der")
+    local b64 = iapverify.base64_encode(der)   -- the README's receipt as an app sends it, 11 KB
+    local function request(data, file)
+        local was_read = false
+        ngx = { req = { read_body = function() was_read = true end,
+                        get_body_data = function() return was_read and data or nil end,
+                        get_body_file = function() return was_read and file or nil end } }
+    end
+    local temp = os.tmpname()
+    local function spill(data) local f = assert(io.open(temp, "wb")); f:write(data); f:close(); return temp end
+    local function body(...)
+        local ok, got, status, why = pcall(iapverify.read_body, ...)
+        check(ok, "read_body raised " .. tostring(got))
+        return got, status, why
+    end
+
+    request(b64, nil)
+    check(body() == b64, "read_body: a body in memory")
+    request(nil, spill(b64))
+    check(body() == b64, "read_body: a body in nginx's temp file")
+    request(nil, spill(der))
+    check(body() == der, "read_body: DER in the temp file")
+    local pro = assert(iapverify.new(read(root .. "/docs/examples/pro-config.json")))
+    res = assert(pro:verify_receipt(body(), 1595439548000))
+    check(res.verdict == "valid", "read_body: the receipt from the temp file verifies: " .. res.verdict)
+    pro:close()
+
+    request(nil, nil)
+    local got, status, why = body()
+    check(got == nil and status == 400 and why:find("no request body") ~= nil, "read_body: no body: " .. tostring(why))
+    request(nil, spill(""))
+    got, status, why = body()
+    check(got == nil and status == 400, "read_body: an empty temp file: " .. tostring(why))
+    request(("x"):rep(101), nil)
+    got, status, why = body(100)
+    check(got == nil and status == 413 and why:find("^IAPV_E_TOO_LARGE: .*101 bytes") ~= nil, "read_body: too large in memory: " .. tostring(why))
+    request(nil, spill(("x"):rep(101)))
+    got, status, why = body(100)
+    check(got == nil and status == 413 and why:find("^IAPV_E_TOO_LARGE: .*101 bytes") ~= nil, "read_body: too large in a file: " .. tostring(why))
+    request(nil, spill(("x"):rep(100)))
+    check(body(100) == ("x"):rep(100), "read_body: at max_bytes")
+    request(nil, temp .. ".gone")
+    got, status, why = body()
+    check(got == nil and status == 500 and why:find("temp file") ~= nil, "read_body: an unreadable temp file: " .. tostring(why))
+    os.remove(temp)
+    ngx = nil
+    got, status = body()
+    check(got == nil and status == 500, "read_body outside nginx")
+end
+
 -- A loop to shake out leaks or crashes in the FFI glue.
 v = assert(iapverify.new({ bundle_id = "com.dashedspace.analytics" }))
 local receipt = read(fixtures .. "receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der")

@@ -7,6 +7,8 @@
 --   local iapverify = require "resty.iapverify"
 --   iapverify.load()                                   -- or iapverify.load("/path/libiapverify.so.1")
 --   local v = assert(iapverify.new({ bundle_id = "com.example.app" }))
+--   local body, status, why = iapverify.read_body()    -- from memory or nginx's temp file
+--   if not body then ngx.status = status; ngx.say(why); return ngx.exit(status) end
 --   local res, err = v:verify_receipt(body, ngx.now() * 1000)
 --   if not res then ngx.log(ngx.ERR, err) elseif res.valid then ... end
 --
@@ -429,6 +431,48 @@ function _M.revocation(res)
     end
     if type(out.request) == "string" then out.request_der = _M.base64_decode(out.request) end
     return out
+end
+
+local DEFAULT_MAX_INPUT_BYTES = 3145728   -- the library's default max_input_bytes (3 MiB)
+
+--- The request body, inside nginx (content_by_lua*, access_by_lua*): read from memory, or from
+--- the temp file nginx writes a body to when it is over client_body_buffer_size (8k by default,
+--- less than a base64 receipt). Returns the body, or nil, an HTTP status and why: 400 when there
+--- is no body, 413 when it is over `max_bytes` (default 3 MiB, the library's default
+--- max_input_bytes; pass yours if the config changes it), 500 when the temp file cannot be read.
+--- A body over client_max_body_size never gets here: nginx answers 413 itself.
+function _M.read_body(max_bytes)
+    max_bytes = max_bytes or DEFAULT_MAX_INPUT_BYTES
+    if type(ngx) ~= "table" or type(ngx.req) ~= "table" then
+        return nil, 500, "read_body() runs inside nginx (lua-nginx-module or OpenResty)"
+    end
+    local function too_large(size)
+        return nil, 413, "IAPV_E_TOO_LARGE: the request body is " .. size .. " bytes, over max_input_bytes ("
+            .. max_bytes .. ")"
+    end
+    ngx.req.read_body()
+    local body = ngx.req.get_body_data()
+    if body then
+        if #body > max_bytes then return too_large(#body) end
+        return body
+    end
+    local path = ngx.req.get_body_file()
+    if not path then
+        return nil, 400, "no request body: POST the receipt (DER or base64)"
+    end
+    local f, err = io.open(path, "rb")
+    if not f then return nil, 500, "cannot read the request body's temp file: " .. tostring(err) end
+    local size = f:seek("end")
+    if size and size > max_bytes then
+        f:close()
+        return too_large(size)
+    end
+    f:seek("set")
+    body = f:read("*a")
+    f:close()
+    if not body then return nil, 500, "cannot read the request body's temp file " .. path end
+    if body == "" then return nil, 400, "no request body: POST the receipt (DER or base64)" end
+    return body
 end
 
 --- The entitlement `id` from a decoded result, or nil.

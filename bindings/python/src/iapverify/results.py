@@ -131,6 +131,8 @@ class Result:
     # The signing certificate's OCSP facts: JWS results and receipt results (receipt.signing.revocation)
     # once the chain verified; None otherwise.
     revocation: Optional[Revocation] = None
+    # Catalog entries whose type contradicts the type Apple signed: {product_id, catalog_type, signed_type}.
+    catalog_conflicts: list[dict] = field(default_factory=list)
 
     def entitlement(self, id: str) -> Optional[Entitlement]:
         return next((e for e in self.entitlements if e.id == id), None)
@@ -311,6 +313,7 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
             to_revoke=[DeliveryItem.from_dict(i) for i in delivery.get("to_revoke", [])],
             orders=[OrderMatch(o["order_id"], o.get("transaction_id"), o["status"]) for o in delivery.get("orders", [])]),
         unknown_products=list(d.get("unknown_products", [])),
+        catalog_conflicts=list(d.get("catalog_conflicts") or []),
         intro_eligible=dict(d.get("intro_eligible", {})),
         receipt=d.get("receipt"), raw=d, json=text, revocation=Revocation.from_dict(_revocation_of(d)))
     if api:
