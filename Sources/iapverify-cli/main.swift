@@ -33,32 +33,58 @@ enum IO {
     static func display(_ path: String) -> String { path == "-" ? "standard input" : path }
 
     /// What a receipt command reads: DER, base64 or a PEM PKCS#7 block (decoded to its base64 body).
-    /// Anything recognisably else (JSON, another PEM block, nothing) is a usage error that names it.
-    static func readReceipt(_ path: String, command: String) throws -> [UInt8] {
+    /// Anything recognisably else (JSON, a JWS, another PEM block, nothing) is a usage error that names it.
+    static func readReceipt(_ path: String) throws -> [UInt8] {
         try receipt(try read(path), from: path)
     }
 
-    /// Bytes already read from `path` as a receipt: PEM unwrapped, JSON and empty input refused.
+    /// Bytes read from `path` as a receipt: PEM unwrapped; JSON, a JWS and empty input refused.
     static func receipt(_ input: [UInt8], from path: String) throws -> [UInt8] {
         let name = display(path)
-        var start = 0
-        while start < input.count, input[start] == 0x20 || input[start] == 0x09 || input[start] == 0x0A || input[start] == 0x0D {
-            start += 1
-        }
-        if start == input.count {
+        let (kind, bytes) = Input.kind(of: input)
+        switch kind {
+        case .der, .text:
+            return bytes
+        case .empty:
             throw UsageFailure(description: "\(name) is empty: give a receipt file (DER, base64 or PEM)")
-        }
-        if input[start] == UInt8(ascii: "{") || input[start] == UInt8(ascii: "[") {
+        case .json:
             throw UsageFailure(description: "\(name) is JSON, not a receipt: a /verifyReceipt response body is read by "
                 + "`iapverify response \(path)`, stored transactions by `iapverify entitlements \(path)`; "
                 + "from a /verifyReceipt request body, pass the receipt-data value")
-        }
-        if let pem = PEM.block(input[start...]) {
+        case .jws:
+            throw UsageFailure(description: "\(name) is a StoreKit 2 JWS, not a receipt: verify it with `iapverify jws \(path)`")
+        case .pem:
+            guard let pem = PEM.block(bytes[...]) else { return bytes }
             guard PEM.receiptLabels.contains(pem.label) else {
                 throw UsageFailure(description: "\(name) is a PEM \"\(pem.label)\" block, not a receipt: give the receipt as "
                     + "DER, base64 or PEM \"PKCS7\"")
             }
             return pem.body
+        }
+    }
+
+    /// Bytes read from `path` as a compact JWS, trimmed; a receipt and empty input refused.
+    static func jws(_ input: [UInt8], from path: String) throws -> [UInt8] {
+        let name = display(path)
+        let (kind, bytes) = Input.kind(of: input)
+        if kind == .empty {
+            throw UsageFailure(description: "\(name) is empty: give a compact JWS (header.payload.signature)")
+        }
+        if Input.isReceipt(kind, bytes) {
+            throw UsageFailure(description: "\(name) is a receipt, not a JWS: verify it with `iapverify receipt \(path)`")
+        }
+        return bytes
+    }
+
+    /// Bytes read from `path` for a command that reads JSON, as they are; a receipt or a JWS refused.
+    static func json(_ input: [UInt8], from path: String) throws -> [UInt8] {
+        let name = display(path)
+        let (kind, bytes) = Input.kind(of: input)
+        if Input.isReceipt(kind, bytes) {
+            throw UsageFailure(description: "\(name) is a receipt, not JSON: verify it with `iapverify receipt \(path)`")
+        }
+        if kind == .jws {
+            throw UsageFailure(description: "\(name) is a StoreKit 2 JWS, not JSON: verify it with `iapverify jws \(path)`")
         }
         return input
     }
@@ -100,6 +126,38 @@ enum PEM {
     }
 }
 
+/// What an input holds, told the same way for every command from the bytes as read: binary DER
+/// (a first byte 0x30, a SEQUENCE) is kept byte for byte, since whitespace bytes at its ends are
+/// part of it; text (base64, PEM, a JWS, JSON) loses its surrounding whitespace.
+enum Input {
+    enum Kind { case empty, der, json, pem, jws, text }
+
+    static func kind(of input: [UInt8]) -> (kind: Kind, bytes: [UInt8]) {
+        if input.first == 0x30 { return (.der, input) }
+        let space: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard let start = input.firstIndex(where: { !space($0) }), let end = input.lastIndex(where: { !space($0) }) else {
+            return (.empty, [])
+        }
+        let bytes = Array(input[start...end])
+        if bytes[0] == UInt8(ascii: "{") || bytes[0] == UInt8(ascii: "[") { return (.json, bytes) }
+        if bytes.starts(with: "-----BEGIN ".utf8) { return (.pem, bytes) }
+        // A compact JWS starts with the base64url of '{"' ("ey") and holds dots.
+        if bytes.starts(with: "ey".utf8) && bytes.contains(UInt8(ascii: ".")) { return (.jws, bytes) }
+        return (.text, bytes)
+    }
+
+    /// A receipt: DER, base64 DER (a SEQUENCE is "MI" in base64) or a PEM PKCS#7 block. A receipt
+    /// is longer than 127 bytes, so its length byte has the high bit set ("0" alone is JSON).
+    static func isReceipt(_ kind: Kind, _ bytes: [UInt8]) -> Bool {
+        switch kind {
+        case .der: return bytes.count > 1 && bytes[1] >= 0x80
+        case .text: return bytes.starts(with: "MI".utf8)
+        case .pem: return PEM.block(bytes[...]).map { PEM.receiptLabels.contains($0.label) } ?? false
+        default: return false
+        }
+    }
+}
+
 /// Options shared by the commands that build a verifier.
 struct VerifierOptions: ParsableArguments {
     @Option(name: .long, help: "Verifier config JSON file (docs/cli.md).")
@@ -111,27 +169,28 @@ struct VerifierOptions: ParsableArguments {
     @Option(name: .long, help: "Trusted current time: Unix milliseconds or RFC 3339, e.g. 2030-01-01T00:00:00Z (default: the system clock).")
     var now: String?
 
-    @Option(name: .long, help: "Per-call options JSON file (docs/cli.md).")
-    var options: String?
-
     @Flag(name: .long, help: "Indent the result JSON.")
     var pretty = false
 
-    func makeVerifier() throws -> Verifier {
+    /// The verifier of the config. `checksBundle`: the command verifies purchases against the bundle
+    /// id, so a config that accepts any app is said on stderr (entitlements and ocsp-request do not).
+    func makeVerifier(checksBundle: Bool) throws -> Verifier {
         do {
             if let config {
                 let bytes = try IO.read(config)
                 let cfg = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in
                     try VerifierConfig(json: raw, bundleIDOverride: bundleID, bundleIDFallback: "*")
                 }
-                if cfg.bundleIDFromFallback {
-                    IO.warn("no --bundle-id and no bundle_id in \(config): accepting receipts for any app (bundle_id \"*\")")
+                if cfg.bundleIDFromFallback && checksBundle {
+                    IO.warn("no --bundle-id and no bundle_id in \(config): accepting purchases of any app (bundle_id \"*\")")
                 }
                 return try Verifier(config: cfg)
             }
             // The library's defaults (environments ["Production"]), as with a config of just a bundle id.
             let cfg = VerifierConfig(bundleID: bundleID ?? "*")
-            if bundleID == nil { IO.warn("no --bundle-id or --config: accepting receipts for any app (bundle_id \"*\")") }
+            if bundleID == nil && checksBundle {
+                IO.warn("no --bundle-id or --config: accepting purchases of any app (bundle_id \"*\")")
+            }
             return try Verifier(config: cfg)
         } catch let failure as IAPVFailure {
             throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
@@ -157,7 +216,8 @@ struct VerifierOptions: ParsableArguments {
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
-    func callOptions(for verifier: Verifier, entry: OptionsEntry = .general) throws -> CallOptions {
+    /// The per-call options in the file `options` (none: the defaults).
+    func callOptions(_ options: String?, for verifier: Verifier, entry: OptionsEntry = .general) throws -> CallOptions {
         guard let options else { return CallOptions() }
         let bytes = try IO.read(options)
         do {
@@ -166,6 +226,12 @@ struct VerifierOptions: ParsableArguments {
             throw UsageFailure(description: "\(error.status.name): \(error.message)")
         }
     }
+}
+
+/// `--options`, for the commands where it may be left out.
+struct OptionsFile: ParsableArguments {
+    @Option(name: .long, help: "Per-call options JSON file (docs/cli.md).")
+    var options: String?
 }
 
 struct ReceiptCommand: ParsableCommand {
@@ -177,12 +243,13 @@ struct ReceiptCommand: ParsableCommand {
     var file: String
 
     @OptionGroup var common: VerifierOptions
+    @OptionGroup var call: OptionsFile
 
     func run() throws {
-        let input = try IO.readReceipt(file, command: "receipt")
+        let input = try IO.readReceipt(file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        let options = try common.callOptions(for: verifier)
+        let verifier = try common.makeVerifier(checksBundle: true)
+        let options = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyReceipt(raw, options: options, nowMs: now)
         }
@@ -219,12 +286,13 @@ struct ResponseCommand: ParsableCommand {
     var attempt: Int64?
 
     @OptionGroup var common: VerifierOptions
+    @OptionGroup var call: OptionsFile
 
     func run() throws {
-        let input = try IO.read(file)
+        let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        var options = try common.callOptions(for: verifier)
+        let verifier = try common.makeVerifier(checksBundle: true)
+        var options = try common.callOptions(call.options, for: verifier)
         if let endpoint {
             guard let known = AppleEndpoint(rawValue: endpoint) else {
                 throw UsageFailure(description: "--endpoint must be production or sandbox, got \(endpoint)")
@@ -250,12 +318,13 @@ struct EntitlementsCommand: ParsableCommand {
     var file: String
 
     @OptionGroup var common: VerifierOptions
+    @OptionGroup var call: OptionsFile
 
     func run() throws {
-        let input = try IO.read(file)
+        let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        let options = try common.callOptions(for: verifier)
+        let verifier = try common.makeVerifier(checksBundle: false)   // stored transactions: no bundle to check
+        let options = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
@@ -271,13 +340,13 @@ struct JWSCommand: ParsableCommand {
     var file: String
 
     @OptionGroup var common: VerifierOptions
+    @OptionGroup var call: OptionsFile
 
     func run() throws {
-        var input = try IO.read(file)
+        let input = try IO.jws(try IO.read(file), from: file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        let options = try common.callOptions(for: verifier)
-        while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
+        let verifier = try common.makeVerifier(checksBundle: true)
+        let options = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyJWS(raw, options: options, nowMs: now)
         }
@@ -297,7 +366,7 @@ struct SignerOptions: ParsableArguments {
 
     /// Reads FILE, builds the signer, runs `make` on the file's bytes and prints its result.
     func run(_ file: String, _ make: (Signer, UnsafeRawBufferPointer, Int64) throws(IAPVFailure) -> [UInt8]) throws {
-        let input = try IO.read(file)
+        let input = try IO.json(try IO.read(file), from: file)
         let config = try IO.read(signer)
         let nowMs = try VerifierOptions.parseNow(now)
         do {
@@ -350,14 +419,14 @@ struct APIResponseCommand: ParsableCommand {
 
     @OptionGroup var common: VerifierOptions
 
+    @Option(name: .long, help: "Required: which call answered, as a JSON file with at least {\"endpoint\": ..., \"http_status\": ...} (docs/server-api.md).")
+    var options: String
+
     func run() throws {
-        let input = try IO.read(file)
+        let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        guard common.options != nil else {
-            throw UsageFailure(description: "api-response needs --options FILE with at least {\"endpoint\": \"...\", \"http_status\": 200}")
-        }
-        let options = try common.callOptions(for: verifier, entry: .apiResponse)
+        let verifier = try common.makeVerifier(checksBundle: true)
+        let options = try common.callOptions(self.options, for: verifier, entry: .apiResponse)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.interpretAPIResponse(raw, options: options, nowMs: now)
         }
@@ -373,15 +442,17 @@ struct OCSPRequestCommand: ParsableCommand {
     var file: String
 
     @OptionGroup var common: VerifierOptions
+    @OptionGroup var call: OptionsFile
 
     func run() throws {
-        var input = try IO.read(file)
-        while let last = input.last, last == 0x0A || last == 0x0D || last == 0x20 { input.removeLast() }
+        let read = try IO.read(file)
+        // A JWS is verified as `jws` would, anything else as `receipt` would (Input.kind).
+        let isJWS = Input.kind(of: read).kind == .jws
+        let input = try isJWS ? IO.jws(read, from: file) : IO.receipt(read, from: file)
         let now = try common.nowMs()
-        let verifier = try common.makeVerifier()
-        let options = try common.callOptions(for: verifier)
-        // A compact JWS starts with the base64url of '{"' ("ey"); anything else is read as a receipt.
-        let isJWS = input.starts(with: Array("ey".utf8)) && input.contains(UInt8(ascii: "."))
+        // The request is for the signing certificate, whatever the bundle: nothing to say about it.
+        let verifier = try common.makeVerifier(checksBundle: false)
+        let options = try common.callOptions(call.options, for: verifier)
         let revocation: RevocationReport?
         let verdict: Verdict
         let reason: String
@@ -390,8 +461,7 @@ struct OCSPRequestCommand: ParsableCommand {
                 let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             } else {
-                let bytes = try IO.receipt(input, from: file)
-                let r = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyReceipt(raw, options: options, nowMs: now) }
+                let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyReceipt(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             }
         } catch let failure as IAPVFailure {
@@ -419,7 +489,7 @@ struct InspectCommand: ParsableCommand {
     var pretty = false
 
     func run() throws {
-        let input = try IO.readReceipt(file, command: "inspect")
+        let input = try IO.readReceipt(file)
         let (json, decoded) = input.withUnsafeBytes { ReceiptInspector.inspect($0) }
         IO.printJSON(json, pretty: pretty)
         if !decoded { throw ExitCode(1) }

@@ -2,7 +2,7 @@
 # CLI tests: outputs and the exit codes of docs/cli.md (0 valid, 1 other verdict, 2 usage/config/input).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=build/bin/iapverify
+BIN=${IAPVERIFY_BIN:-build/bin/iapverify}   # IAPVERIFY_BIN: test another build
 FX=Tests/IAPVerifyTests/Fixtures
 R=$FX/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der
 TMP=$(mktemp -d)
@@ -19,6 +19,7 @@ expect() {  # expect EXIT_CODE DESCRIPTION -- COMMAND...
   fi
 }
 has() { grep -q -- "$1" "$TMP/$2" || { echo "FAIL: '$1' not in $2"; failures=$((failures + 1)); }; }
+hasnt() { ! grep -q -- "$1" "$TMP/$2" || { echo "FAIL: '$1' in $2"; failures=$((failures + 1)); }; }
 
 expect 0 "valid receipt" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --now 2030-01-01T00:00:00Z
 has '"verdict":"valid"' out
@@ -175,8 +176,70 @@ has 'unknown' err
 echo "{\"kind\":\"advanced_commerce_request\",\"nonce\":\"$NONCE\",\"request\":\"not json\"}" > "$TMP/bad-request.json"
 expect 2 "sign a request that is not JSON" -- $BIN sign "$TMP/bad-request.json" --signer "$SIGNER" --now 1700000000123
 has 'JSON' err
+expect 2 "sign given a receipt" -- $BIN sign "$R" --signer "$SIGNER" --now 1700000000123
+has 'is a receipt, not JSON' err
 expect 2 "sign without --signer" -- $BIN sign "$TMP/v1.json" --now 1700000000123
 if grep -q 'PRIVATE KEY' "$TMP/out" "$TMP/err"; then echo "FAIL: the private key was printed"; failures=$((failures + 1)); fi
+
+# The input kind is told from the bytes as read, the same way everywhere: DER is never trimmed
+# (this receipt ends in a space byte), text is.
+[ "$(tail -c 1 "$SB" | od -An -tx1 | tr -d ' ')" = 20 ] || { echo "FAIL: $SB no longer ends in 0x20"; failures=$((failures + 1)); }
+echo '{"bundle_id":"com.revenuecat.sampleapp","environments":["Production","Sandbox"]}' > "$TMP/sb.json"
+expect 0 "ocsp-request: DER ending in a space byte" -- $BIN ocsp-request "$SB" --config "$TMP/sb.json" --now 1893456000000
+has '"verdict":"valid"' out
+has '"request":"M' out
+expect 0 "ocsp-request: the same DER from stdin" -- sh -c "$BIN ocsp-request - --config '$TMP/sb.json' --now 1893456000000 < '$SB'"
+expect 0 "receipt: the same DER" -- $BIN receipt "$SB" --config "$TMP/sb.json" --now 1893456000000
+{ printf ' \n'; base64 -w 76 "$SB"; printf '\n \n'; } > "$TMP/sb.b64"
+expect 0 "ocsp-request: base64 with whitespace around it" -- $BIN ocsp-request "$TMP/sb.b64" --config "$TMP/sb.json" --now 1893456000000
+{ printf '\n '; cat "$JWS"; printf ' \r\n\n'; } > "$TMP/spaced.jws"
+expect 0 "jws: whitespace around the token" -- $BIN jws "$TMP/spaced.jws" --config "$TMP/sandbox-any.json" --now 1893456000000
+expect 0 "ocsp-request: whitespace around a JWS" -- $BIN ocsp-request "$TMP/spaced.jws" --config "$TMP/sandbox-any.json" --now 1893456000000
+has '"request":"' out
+
+# A receipt given to jws, and a JWS given to receipt, are named (exit 2), with the command to use.
+expect 2 "jws given a DER receipt" -- $BIN jws "$SB" --bundle-id x --now 1
+has 'is a receipt, not a JWS' err
+has 'iapverify receipt' err
+expect 2 "jws given a base64 receipt" -- $BIN jws "$TMP/sb.b64" --bundle-id x --now 1
+has 'is a receipt, not a JWS' err
+expect 2 "jws given a PEM receipt" -- $BIN jws "$TMP/receipt.pem" --bundle-id x --now 1
+has 'is a receipt, not a JWS' err
+expect 2 "jws given an empty file" -- $BIN jws "$TMP/empty" --bundle-id x --now 1
+has 'is empty' err
+expect 2 "receipt given a JWS" -- $BIN receipt "$JWS" --bundle-id x --now 1
+has 'is a StoreKit 2 JWS, not a receipt' err
+has 'iapverify jws' err
+expect 2 "inspect given a JWS from stdin" -- sh -c "$BIN inspect - < '$JWS'"
+has 'iapverify jws' err
+expect 2 "response given a DER receipt" -- $BIN response "$SB" --bundle-id x --now 1
+has 'iapverify receipt' err
+expect 2 "entitlements given a JWS" -- $BIN entitlements "$JWS" --bundle-id x --now 1
+has 'iapverify jws' err
+expect 1 "entitlements given the JSON 0 (a 0x30 byte) reads it as JSON" -- sh -c "printf 0 | $BIN entitlements - --bundle-id x --now 1"
+has '"verdict":"malformed"' out
+
+# api-response: --options is required, and its help says so.
+expect 0 "api-response --help" -- $BIN api-response --help
+has ' --options <options>' out
+hasnt '\[--options' out
+expect 2 "api-response without --options" -- sh -c "echo '{}' | $BIN api-response - --bundle-id x --now 1"
+has 'options' err
+
+# "Any app" is said only where a bundle is checked: not for entitlements or ocsp-request.
+expect 0 "jws, config without bundle_id: any app, said" -- $BIN jws "$JWS" --config "$TMP/no-bundle.json" --now 1893456000000
+has 'bundle_id "\*"' err
+echo '{"endpoint": "subscription_statuses", "http_status": 500}' > "$TMP/api-options.json"
+expect 1 "api-response, no bundle id: any app, said" -- sh -c "echo '{}' | $BIN api-response - --options '$TMP/api-options.json' --now 1"
+has 'bundle_id "\*"' err
+expect 1 "response, no bundle id: any app, said" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --now 1
+has 'bundle_id "\*"' err
+expect 0 "entitlements, no bundle id: nothing said" -- $BIN entitlements "$TMP/input.json" --now 2000
+hasnt 'bundle_id' err
+expect 0 "ocsp-request, no bundle id: nothing said" -- $BIN ocsp-request "$SB" --config "$TMP/no-bundle.json" --now 1893456000000
+hasnt 'bundle_id' err
+expect 0 "ocsp-request, no config: nothing said" -- $BIN ocsp-request "$JWS" --now 1893456000000
+hasnt 'bundle_id' err
 
 if [ "$failures" -ne 0 ]; then echo "cli-test: $failures failure(s)"; exit 1; fi
 echo "cli-test: OK"

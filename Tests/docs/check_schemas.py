@@ -220,6 +220,7 @@ def response_cases() -> list[Case]:
                       config={"bundle_id": "com.myapp.app"}, now=1636900000000, expect="valid"))
     consumable = FIX / "verifyreceipt" / "alexalok_Valid_Sandbox_Consumable_And_Active_Subscription_Excluding_Old_Transactions.json"
     cfg = json.loads((ROOT / "examples" / "python" / "config.json").read_text())
+    cfg["environments"] = cfg["environments"] + ["Sandbox"]   # the service's --allow-sandbox: a sandbox answer
     cases.append(Case("response consumable and subscription", "response", "response-result", consumable, config=cfg,
                       now=1608230700000, extra=["--endpoint", "sandbox"], expect="valid",
                       options={"orders": [{"order_id": "o1", "product_id": "com.test.app.mercury", "created_ms": 1608230000000}]}))

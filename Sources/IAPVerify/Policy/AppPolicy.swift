@@ -39,6 +39,25 @@ extension VerifierConfig {
         checkBundle(bundle?.utf8, display: bundle, what: what)
     }
 
+    /// The app rule, for payloads that carry Apple's `appAppleId` (notifications, app
+    /// transactions): the config's `app_apple_id` must match. Production payloads need it
+    /// configured (Apple's own verifier requires it there); Sandbox, Xcode and LocalTesting
+    /// payloads are checked only when it is.
+    func checkAppAppleID(_ id: Int64?, environment: ReceiptEnvironment?, what: String) -> PolicyOutcome {
+        if bundleID == "*" { return .notChecked }
+        guard let id else { return .skipped }
+        guard let expected = appAppleID else {
+            if environment == .production {
+                return .failed(.bundleMismatch, "the \(what) is for the app with Apple ID \(id); set app_apple_id in the config to accept it")
+            }
+            return .skipped
+        }
+        guard id == expected else {
+            return .failed(.bundleMismatch, "the \(what) is for the app with Apple ID \(id), not \(expected)")
+        }
+        return .ok
+    }
+
     /// The environment rule: a name Apple writes, mapped once, then the config's set decides.
     func checkEnvironment(_ name: String?, what: String) -> PolicyOutcome {
         guard let environment = ReceiptEnvironment(appleName: name) else {

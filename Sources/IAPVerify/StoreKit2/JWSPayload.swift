@@ -23,6 +23,7 @@ enum JWSPayloadDecoder {
                 report.environment = .production
             }
             report.bundleID = try scope?.string("bundleId")
+            report.appAppleID = try scope?.int("appAppleId")
             let subtype = try f.string("subtype")
             report.notification = NotificationInfo(type: type, subtype: subtype,
                                                    uuid: try f.string("notificationUUID"), signedDateMs: report.signedDateMs,
@@ -37,6 +38,7 @@ enum JWSPayloadDecoder {
         let receiptType = try f.string("receiptType")
         report.environment = ReceiptEnvironment(appleName: environmentName ?? receiptType)
         report.bundleID = try f.string("bundleId")
+        report.appAppleID = try f.int("appAppleId")
         if let id = try f.string("transactionId") {
             guard let product = try f.string("productId") else { throw FieldProblem(message: "payload.productId is missing") }
             var t = Transaction(transactionID: id, productID: product)

@@ -44,6 +44,8 @@ public struct JWSReport: Sendable {
     public var kind: JWSKind?
     public var environment: ReceiptEnvironment?
     public var bundleID: String?
+    /// Apple's `appAppleId` when the payload carries one (notifications, app transactions).
+    public var appAppleID: Int64?
     public var signedDateMs: Int64?
     /// The instant the certificate chain was validated at.
     public var validatedAtMs: Int64?
@@ -205,6 +207,12 @@ extension Verifier {
         // Renewal infos carry no bundle id; every other known kind must name one.
         if let kind = report.kind, kind != .renewalInfo,
            case .failed(let verdict, let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
+            report.fail(verdict, why)
+            return report
+        }
+        if let kind = report.kind,
+           case .failed(let verdict, let why) = config.checkAppAppleID(report.appAppleID, environment: report.environment,
+                                                                     what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
             report.fail(verdict, why)
             return report
         }

@@ -66,6 +66,10 @@ public struct VerifierConfig: Sendable {
     public var revocation: RevocationPolicy = .off
     /// nil when the config has no `products` section (each product is then its own entitlement).
     public var products: [String: ProductRule]?
+    /// The app's Apple ID (App Store Connect, App Information). Checked wherever Apple's signed
+    /// payload carries one (notifications, app transactions); a Production payload that names an
+    /// app is refused while this is unset, unless `bundle_id` is `"*"`.
+    public var appAppleID: Int64?
 
     /// The largest input the library will ever accept, whatever the config says.
     public static let hardInputLimit = 64 * 1024 * 1024
@@ -150,6 +154,10 @@ public struct VerifierConfig: Sendable {
                 config.gracePeriod = g
             case "products":
                 config.products = try ProductCatalogParser.parse(value, path)
+            case "app_apple_id":
+                let n = try ConfigField.integer(value, path)
+                guard n > 0 else { throw .config("\(path) must be a positive integer (App Store Connect, App Information, Apple ID)") }
+                config.appAppleID = n
             default:
                 throw .config("config: unknown key \"\(key)\"")
             }

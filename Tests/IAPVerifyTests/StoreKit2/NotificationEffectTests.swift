@@ -39,7 +39,7 @@ final class NotificationEffectTests: XCTestCase {
     }
 
     private func verify(_ token: String, now: Int64, options: CallOptions = CallOptions()) throws -> JWSReport {
-        let v = try XCTUnwrap(FakeApple.verifier())
+        let v = try XCTUnwrap(FakeApple.verifier(["app_apple_id": 1]))   // the app these notifications name
         return try v.verifyJWS(Array(token.utf8), options: options, nowMs: now)
     }
 
@@ -177,7 +177,7 @@ final class NotificationEffectTests: XCTestCase {
         XCTAssertEqual(t["offer_type"] as? Int, 4)
         XCTAssertEqual((t["commitment"] as? [String: Any])?["commitment_price"] as? Int, 119_880)
         let input = try JSONSerialization.data(withJSONObject: ["transactions": [t], "renewal_info": [n["renewal_info"]!]])
-        let v = try XCTUnwrap(FakeApple.verifier())
+        let v = try XCTUnwrap(FakeApple.verifier(["app_apple_id": 1]))   // the app these notifications name
         XCTAssertEqual(try v.computeEntitlements([UInt8](input), nowMs: now).verdict, .valid)
         let tBytes = [UInt8](try JSONSerialization.data(withJSONObject: t))
         let doc = try tBytes.withUnsafeBytes { raw throws(IAPVFailure) in try JSONDocument(bytes: raw, what: "t", status: .invalidArgument) }
@@ -236,7 +236,7 @@ final class NotificationEffectTests: XCTestCase {
     /// What a host stores: each verified notification's transaction and renewal info, as the
     /// normalised JSON the result carries; the state is computed from all of them at once.
     private func state(after tokens: [String], at now: Int64) throws -> String {
-        let v = try XCTUnwrap(FakeApple.verifier())
+        let v = try XCTUnwrap(FakeApple.verifier(["app_apple_id": 1]))   // the app these notifications name
         var transactions: [String] = [], renewals: [String] = []
         for token in tokens {
             let r = try v.verifyJWS(Array(token.utf8), nowMs: now)
