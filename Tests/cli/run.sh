@@ -149,7 +149,7 @@ has 'IAPV_E_TOO_LARGE' err
 SIGNER=Tests/shared/fakeapple/signer.json
 NONCE=0F6E6A3C-1C2B-4D7A-9E8F-123456789ABC
 echo "{\"kind\":\"promotional_offer_v1\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.monthly\",\"offer_identifier\":\"WINBACK1\"}" > "$TMP/v1.json"
-echo "{\"kind\":\"promotional_offer\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.yearly\",\"offer_identifier\":\"SAVE20\",\"transaction_id\":\"2000000123\"}" > "$TMP/promo.json"
+echo "{\"kind\":\"promotional_offer_v2\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.yearly\",\"offer_identifier\":\"SAVE20\",\"transaction_id\":\"2000000123\"}" > "$TMP/promo.json"
 echo "{\"kind\":\"introductory_offer_eligibility\",\"nonce\":\"$NONCE\",\"product_id\":\"pro.monthly\",\"allow_introductory_offer\":false,\"transaction_id\":\"2000000456\"}" > "$TMP/intro.json"
 echo "{\"kind\":\"advanced_commerce_request\",\"nonce\":\"$NONCE\",\"request\":\"{\\\"operation\\\":\\\"CREATE_SUBSCRIPTION\\\"}\"}" > "$TMP/commerce.json"
 expect 0 "sign promotional_offer_v1" -- $BIN sign "$TMP/v1.json" --signer "$SIGNER" --now 1700000000123
@@ -170,6 +170,9 @@ has '^  "kind": "promotional_offer_v1"' out
 echo '{"kind":"promotional_offer_v1","product_id":"p","offer_identifier":"o"}' > "$TMP/no-nonce.json"
 expect 2 "sign without a nonce" -- $BIN sign "$TMP/no-nonce.json" --signer "$SIGNER" --now 1700000000123
 has 'nonce' err
+echo "{\"kind\":\"promotional_offer\",\"nonce\":\"$NONCE\",\"product_id\":\"p\",\"offer_identifier\":\"o\"}" > "$TMP/ambiguous.json"
+expect 2 "sign the unsuffixed promotional_offer" -- $BIN sign "$TMP/ambiguous.json" --signer "$SIGNER" --now 1700000000123
+has 'ambiguous: use "promotional_offer_v1"' err
 echo "{\"kind\":\"coupon\",\"nonce\":\"$NONCE\"}" > "$TMP/bad-kind.json"
 expect 2 "sign an unknown kind" -- $BIN sign "$TMP/bad-kind.json" --signer "$SIGNER" --now 1700000000123
 has 'unknown' err

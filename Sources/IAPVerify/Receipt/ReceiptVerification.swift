@@ -74,7 +74,7 @@ extension Verifier {
             return false
         }
         report.mark(.payload, .ok)
-        if payload.receiptType == "Xcode", !config.xcodeAccept {
+        if ReceiptEnvironment(appleName: payload.receiptType) == .xcode, !config.xcodeAccept {   // the one "is this Xcode?" rule
             report.fail(.environment, .environmentRejected, "this is an Xcode StoreKit-testing receipt; set xcode.accept to accept it")
             return false
         }
@@ -94,7 +94,7 @@ extension Verifier {
         }
     }
 
-    func isXcode(_ report: ReceiptReport) -> Bool { report.payload?.receiptType == "Xcode" }
+    func isXcode(_ report: ReceiptReport) -> Bool { ReceiptEnvironment(appleName: report.payload?.receiptType) == .xcode }
 
     func anchorsFor(_ report: ReceiptReport) -> TrustAnchors {
         isXcode(report) ? (xcodeAnchors ?? anchors) : anchors

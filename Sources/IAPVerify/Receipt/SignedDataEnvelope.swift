@@ -332,6 +332,11 @@ enum SignedDataParser {
             next = n
         }
         guard let signatureOID = algorithmOID(next) else {
+            // RSASSA-PSS always carries parameters, which the strict profile does not read: the
+            // CMS is well formed, its algorithm is one receipts never use.
+            if let oid = parameterisedAlgorithmOID(next), oid.elementsEqual(OID.rsassaPSS) {
+                throw .unsupportedAlgorithm("the signature algorithm is RSASSA-PSS; App Store receipts are signed with RSA PKCS#1 v1.5 or ECDSA")
+            }
             throw .malformed("the SignerInfo signature algorithm is malformed")
         }
         guard let sigNode = it.next(), let signature = octetString(sigNode, chunked: false) else {
@@ -362,6 +367,17 @@ enum SignedDataParser {
             }
         }
         guard it.next() == nil else { return nil }
+        return oidBytes(oid)
+    }
+
+    /// The OID of an AlgorithmIdentifier whose parameters are a SEQUENCE (RSASSA-PSS's shape),
+    /// only to name an algorithm that is refused; the parameters are not read.
+    static func parameterisedAlgorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+        guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
+        var it = fields.makeIterator()
+        guard let oid = it.next(), let parameters = it.next(), parameters.identifier == .sequence, it.next() == nil else {
+            return nil
+        }
         return oidBytes(oid)
     }
 

@@ -66,11 +66,25 @@ public struct APIResponseReport: Sendable {
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
 
     init(_ verdict: Verdict, _ reason: String, options: CallOptions, endpoint: APIEndpoint, action: APIAction) {
+        self.init(options: options, endpoint: endpoint)
         judgement = Judgement(verdict, reason)
+        self.action = action
+    }
+
+    /// Undecided and rejecting: where a 2xx answer starts, so that a path that forgets to decide
+    /// grants nothing. Only `accept(_:)`, after every check, makes it valid.
+    init(options: CallOptions, endpoint: APIEndpoint) {
+        judgement = .undecided
         self.endpoint = endpoint
         environment = options.apiEnvironment
         httpStatus = options.httpStatus ?? 0
-        self.action = action
+        action = .reject
+    }
+
+    /// The explicit pass, once every check of the answer has passed.
+    mutating func accept(_ reason: String) {
+        judgement = Judgement(.valid, reason)
+        action = nextPage == nil ? .accept : .nextPage
     }
 
     /// A failed item or shape: the whole answer grants nothing.
@@ -159,7 +173,7 @@ extension Verifier {
             return failure(.malformed, "HTTP \(http) is not an answer the App Store Server API gives; nothing is granted", .reject)
         }
         return acceptedAPIBody(body, endpoint: endpoint, options: options, nowMs: nowMs,
-                               base: report(.valid, "", .accept))
+                               base: APIResponseReport(options: options, endpoint: endpoint))
     }
 
     public func interpretAPIResponse(_ body: some Collection<UInt8>, options: CallOptions,
@@ -182,7 +196,7 @@ extension Verifier {
                 }
             }
             r.entitlements = entitlements([], renewals: options.renewalInfo, options: options, nowMs: nowMs)
-            r.judgement = Judgement(.valid, "Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
+            r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
             return r
         }
         let doc: JSONDocument
@@ -204,18 +218,19 @@ extension Verifier {
             r.refuse(.malformed, "the \(endpoint.rawValue) answer has no \(name)")
             return r
         }
-        // The unsigned fields are only data; the body's bundle and environment must still match.
-        if let bundle = doc.root[literal: "bundleId"] {
-            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return r }
-            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
-                r.refuse(verdict, why)
-                return r
-            }
-        }
+        // The unsigned fields are only data; the body's environment and bundle must still match,
+        // checked in the order every entry point uses: environment, then bundle.
         if let env = doc.root[literal: "environment"] {
             guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return r }
             if ReceiptEnvironment(appleName: e) != options.apiEnvironment.receiptEnvironment {
                 r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.apiEnvironment.rawValue) host")
+                return r
+            }
+        }
+        if let bundle = doc.root[literal: "bundleId"] {
+            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return r }
+            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
+                r.refuse(verdict, why)
                 return r
             }
         }
@@ -311,8 +326,7 @@ extension Verifier {
         r.signedItems = walker.verified
         r.revocation = walker.revocation
         r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.renewalInfo, options: options, nowMs: nowMs)
-        r.action = r.nextPage == nil ? .accept : .nextPage
-        r.judgement = Judgement(.valid, "\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.apiEnvironment.rawValue)"
+        r.accept("\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.apiEnvironment.rawValue)"
             + (r.nextPage == nil ? "" : "; Apple has more: call again with next_page"))
         return r
     }

@@ -6,7 +6,7 @@
 
 public enum SignatureKind: String, CaseIterable, Sendable {
     case promotionalOfferV1 = "promotional_offer_v1"
-    case promotionalOffer = "promotional_offer"
+    case promotionalOfferV2 = "promotional_offer_v2"
     case introductoryOfferEligibility = "introductory_offer_eligibility"
     case advancedCommerceRequest = "advanced_commerce_request"
 
@@ -14,7 +14,7 @@ public enum SignatureKind: String, CaseIterable, Sendable {
     var audience: String? {
         switch self {
         case .promotionalOfferV1: return nil
-        case .promotionalOffer: return "promotional-offer"
+        case .promotionalOfferV2: return "promotional-offer"
         case .introductoryOfferEligibility: return "introductory-offer-eligibility"
         case .advancedCommerceRequest: return "advanced-commerce-api"
         }
@@ -57,13 +57,18 @@ extension Signer {
         guard let kindText = fields["kind"]?.string else {
             throw .argument("signature request needs \"kind\": one of " + SignatureKind.allCases.map(\.rawValue).joined(separator: ", "))
         }
+        if kindText == "promotional_offer" {
+            // Apple's libraries mean V1 by the unsuffixed name; this library used to mean V2.
+            // Neither is guessed: the caller names the one they want.
+            throw .argument("signature request kind \"promotional_offer\" is ambiguous: use \"promotional_offer_v1\" (the StoreKit 1 signature over Apple's joined string) or \"promotional_offer_v2\" (the JWS StoreKit 2 takes)")
+        }
         guard let kind = SignatureKind(rawValue: kindText) else {
             throw .argument("signature request kind \"\(kindText)\" is unknown; expected one of " + SignatureKind.allCases.map(\.rawValue).joined(separator: ", "))
         }
         let allowed: Set<String>
         switch kind {
         case .promotionalOfferV1: allowed = ["kind", "nonce", "product_id", "offer_identifier", "app_account_token"]
-        case .promotionalOffer: allowed = ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
+        case .promotionalOfferV2: allowed = ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
         case .introductoryOfferEligibility: allowed = ["kind", "nonce", "product_id", "allow_introductory_offer", "transaction_id"]
         case .advancedCommerceRequest: allowed = ["kind", "nonce", "request"]
         }
@@ -99,7 +104,7 @@ extension Signer {
             let message = [bundleID, keyID, product, offer, account, nonce, String(nowMs)].joined(separator: separator)
             guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
             return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: nowMs, signature: Base64.encode(der), jws: nil)
-        case .promotionalOffer, .introductoryOfferEligibility, .advancedCommerceRequest:
+        case .promotionalOfferV2, .introductoryOfferEligibility, .advancedCommerceRequest:
             var p = JSONWriter(capacity: 512)
             p.beginObject()
             p.field("iss", issuerID)
@@ -109,7 +114,7 @@ extension Signer {
             p.field("nonce", nonce)
             // No exp: Apple refuses these tokens when they carry one and times them from iat.
             switch kind {
-            case .promotionalOffer:
+            case .promotionalOfferV2:
                 p.field("productId", try text("product_id"))
                 p.field("offerIdentifier", try text("offer_identifier"))
                 if let t = try text("transaction_id", required: false) { p.field("transactionId", t) }

@@ -58,6 +58,20 @@ public struct ResponseReport: Sendable {
         self.status = status
         self.action = action
     }
+
+    /// Undecided and rejecting: where an accepted body starts, so that a path that forgets to
+    /// decide grants nothing. Only `accept(_:)`, after every check, makes it valid.
+    init(undecidedStatus status: Int64) {
+        judgement = .undecided
+        self.status = status
+        action = .reject
+    }
+
+    /// The explicit pass, once every check of the body has passed.
+    mutating func accept(_ reason: String) {
+        judgement = Judgement(.valid, reason)
+        action = .accept
+    }
 }
 
 /// Statuses Apple documents as temporary.
@@ -134,7 +148,7 @@ extension Verifier {
         guard let receiptValue = root["receipt"], receiptValue.kind == .object else {
             return reject(.malformed, "status \(status) without a receipt object grants nothing")
         }
-        var report = ResponseReport(.valid, "", status: status, action: .accept)
+        var report = ResponseReport(undecidedStatus: status)
         do {
             let f = try FieldReader(receiptValue, path: "receipt")
             let ios6 = receiptValue["bid"] != nil && receiptValue["bundle_id"] == nil
@@ -196,13 +210,7 @@ extension Verifier {
         }
         report.renewals += options.renewalInfo
 
-        // The same policy checks as a receipt: bundle id, then environment.
-        let bundle = report.receipt?.bundleID
-        if case .failed(let verdict, let why) = config.checkBundle(bundle, what: "response") {
-            var r = reject(verdict, why)
-            r.receipt = report.receipt
-            return r
-        }
+        // The same policy checks, in the same order, as a receipt and a JWS: environment, then bundle.
         let environment: ReceiptEnvironment?
         if let env = root["environment"]?.string {
             environment = ReceiptEnvironment(appleName: env)
@@ -220,8 +228,15 @@ extension Verifier {
             r.receipt = report.receipt
             return r
         }
+        let bundle = report.receipt?.bundleID
+        if case .failed(let verdict, let why) = config.checkBundle(bundle, what: "response") {
+            var r = reject(verdict, why)
+            r.environment = environment
+            r.receipt = report.receipt
+            return r
+        }
         report.entitlements = entitlements(report.transactions, renewals: report.renewals, options: options, nowMs: nowMs)
-        report.judgement = Judgement(.valid, status == 21006
+        report.accept(status == 21006
             ? "Apple answered 21006: the receipt is valid and its subscription has expired"
             : "Apple accepted the receipt (status 0) for \(bundle ?? "any app") in \(env.rawValue)")
         return report

@@ -63,6 +63,24 @@ final class FakePKITests: XCTestCase {
         }
     }
 
+    /// A well-formed CMS signed with an algorithm App Store receipts never use is
+    /// unsupported_algorithm, not malformed: here the SignerInfo's rsaEncryption becomes
+    /// RSASSA-PSS with its parameters SEQUENCE (the same length, so nothing else moves).
+    func testAnRSASSAPSSSignerInfoIsUnsupportedNotMalformed() throws {
+        var bytes = Fixtures.data("fakepki/valid_rsa_sha256.der")
+        let rsa: [UInt8] = [0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00]
+        let pss: [UInt8] = [0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A, 0x30, 0x00]
+        let at = try XCTUnwrap((0...(bytes.count - rsa.count)).last { bytes[$0..<($0 + rsa.count)].elementsEqual(rsa) },
+                               "the SignerInfo's algorithm is the last rsaEncryption in the receipt")
+        bytes.replaceSubrange(at..<(at + rsa.count), with: pss)
+        let c = Self.cases().first { $0.file == "valid_rsa_sha256.der" }!
+        let v = try makeVerifierOrThrow(Self.config(for: c))
+        for path in [CryptoPath.cached, .reference] {
+            let r = try v.verify(bytes, now: c.nowMs, path: path)
+            XCTAssertEqual(r.verdict, .unsupportedAlgorithm, "via \(path): \(r.judgement.reason)")
+        }
+    }
+
     func testCacheChecksValidityAgainstEachReceiptCreationDate() throws {
         let c = try XCTUnwrap(Self.cases().first { $0.file == "cache_same_chain_in_validity.der" })
         let v = try makeVerifierOrThrow(Self.config(for: c))

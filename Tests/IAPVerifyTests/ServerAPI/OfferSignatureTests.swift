@@ -42,7 +42,7 @@ final class OfferSignatureTests: XCTestCase {
 
     func testV2Signatures() throws {
         let cases: [([String: Any], String, [String: Any])] = [
-            (["kind": "promotional_offer", "nonce": nonce, "product_id": "pro.monthly", "offer_identifier": "spring", "transaction_id": "2001"],
+            (["kind": "promotional_offer_v2", "nonce": nonce, "product_id": "pro.monthly", "offer_identifier": "spring", "transaction_id": "2001"],
              "promotional-offer", ["productId": "pro.monthly", "offerIdentifier": "spring", "transactionId": "2001"]),
             (["kind": "introductory_offer_eligibility", "nonce": nonce, "product_id": "pro.monthly", "allow_introductory_offer": false,
               "transaction_id": "2001"],
@@ -75,8 +75,10 @@ final class OfferSignatureTests: XCTestCase {
             (["kind": "promotional_offer_v1", "nonce": nonce, "offer_identifier": "o"], "product_id"),
             (["kind": "promotional_offer_v1", "nonce": nonce, "product_id": "", "offer_identifier": "o"], "product_id"),
             (["kind": "gift", "nonce": nonce], "unknown"),
+            (["kind": "promotional_offer", "nonce": nonce, "product_id": "p", "offer_identifier": "o"],
+             "ambiguous: use \"promotional_offer_v1\""),
             ([:], "kind"),
-            (["kind": "promotional_offer", "nonce": nonce, "product_id": "p", "offer_identifier": "o", "request": "{}"], "does not apply"),
+            (["kind": "promotional_offer_v2", "nonce": nonce, "product_id": "p", "offer_identifier": "o", "request": "{}"], "does not apply"),
             (["kind": "introductory_offer_eligibility", "nonce": nonce, "product_id": "p", "allow_introductory_offer": "yes",
               "transaction_id": "1"], "allow_introductory_offer"),
             (["kind": "introductory_offer_eligibility", "nonce": nonce, "product_id": "p", "allow_introductory_offer": true], "transaction_id"),

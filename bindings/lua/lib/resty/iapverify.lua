@@ -374,7 +374,7 @@ function signer_methods:api_request(call_desc, now_ms)
 end
 
 --- Signs what an app asks its server for (a table or JSON text): { kind = "promotional_offer_v1"
---- | "promotional_offer" | "introductory_offer_eligibility" | "advanced_commerce_request",
+--- | "promotional_offer_v2" | "introductory_offer_eligibility" | "advanced_commerce_request",
 --- nonce = "<a UUID made for this request>", ...the kind's fields }, at now_ms (the V1 timestamp,
 --- the V2 iat). Returns { kind, key_id, nonce, timestamp_ms, signature = base64 DER (V1) or nil,
 --- jws = compact JWS (V2) or nil }, or nil and an error (IAPV_E_INVALID_ARGUMENT names the field).
