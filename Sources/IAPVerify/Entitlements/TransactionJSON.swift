@@ -4,7 +4,7 @@
 
 enum TransactionJSON {
     static func transaction(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> Transaction {
-        let f = try FieldReader(v, path: path, index: index)
+        let f = try FieldReader(v, path: path, index: index, .tolerant)
         guard let id = try f.string("transaction_id") else { throw FieldProblem(message: "\(f.path).transaction_id is missing") }
         guard let product = try f.string("product_id") else { throw FieldProblem(message: "\(f.path).product_id is missing") }
         var t = Transaction(transactionID: id, productID: product)
@@ -50,7 +50,7 @@ enum TransactionJSON {
     }
 
     static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> RenewalInfo {
-        let f = try FieldReader(v, path: path, index: index)
+        let f = try FieldReader(v, path: path, index: index, .tolerant)
         guard let original = try f.string("original_transaction_id") else {
             throw FieldProblem(message: "\(f.path).original_transaction_id is missing")
         }

@@ -4,7 +4,7 @@
 
 enum JWSPayloadDecoder {
     static func decode(_ root: JSONValue, into report: inout JWSReport) throws(FieldProblem) {
-        let f = try FieldReader(root, path: "payload")
+        let f = try FieldReader(root, path: "payload", .strict)   // signed: Apple fixes the types
         report.signedDateMs = try f.int("signedDate")
         if let type = try f.string("notificationType") {
             report.kind = .notification
@@ -48,7 +48,7 @@ enum JWSPayloadDecoder {
             t.originalPurchaseDateMs = try f.int("originalPurchaseDate")
             t.expiresDateMs = try f.int("expiresDate")
             t.cancellationDateMs = try f.int("revocationDate")
-            t.cancellationReason = try f.string("revocationReason")
+            t.cancellationReason = try f.int("revocationReason").map { String($0) }   // Apple signs a number
             t.isUpgraded = try f.bool("isUpgraded") ?? false
             let offerType = try f.int("offerType")
             let discount = try f.string("offerDiscountType")
@@ -67,7 +67,7 @@ enum JWSPayloadDecoder {
             var r = RenewalInfo(originalTransactionID: try f.string("originalTransactionId") ?? "")
             r.productID = try f.string("productId")
             r.autoRenewProductID = try f.string("autoRenewProductId")
-            r.autoRenewStatus = try f.bool("autoRenewStatus")
+            r.autoRenewStatus = try f.flag("autoRenewStatus")
             r.expirationIntent = try f.int("expirationIntent")
             r.isInBillingRetryPeriod = try f.bool("isInBillingRetryPeriod")
             r.gracePeriodExpiresDateMs = try f.int("gracePeriodExpiresDate")
@@ -127,7 +127,7 @@ enum JWSPayloadDecoder {
         c.renewalBillingPlanType = try f.string("renewalBillingPlanType")
         if let m = try f.object("commitmentInfo") {
             c.commitmentAutoRenewProductID = try m.string("commitmentAutoRenewProductId")
-            c.commitmentAutoRenewStatus = try m.bool("commitmentAutoRenewStatus")
+            c.commitmentAutoRenewStatus = try m.flag("commitmentAutoRenewStatus")
             c.commitmentRenewalBillingPlanType = try m.string("commitmentRenewalBillingPlanType")
             c.commitmentRenewalDateMs = try m.int("commitmentRenewalDate")
             c.commitmentRenewalPrice = try m.int("commitmentRenewalPrice")

@@ -158,7 +158,7 @@ extension Verifier {
         // The validation time: signedDate, else the nested transaction's (old notifications have
         // none at the top), else receiptCreationDate, else now.
         let nestedDate = report.kind == .notification ? unverifiedNestedSignedDate(payload.root) : nil
-        let at = report.signedDateMs ?? nestedDate ?? (try? FieldReader(payload.root, path: "payload").int("receiptCreationDate")) ?? nowMs
+        let at = report.signedDateMs ?? nestedDate ?? (try? FieldReader(payload.root, path: "payload", .strict).int("receiptCreationDate")) ?? nowMs
         report.validatedAtMs = at
 
         let xcode = report.environment == .xcode
@@ -218,7 +218,7 @@ extension Verifier {
         }
         if report.kind == .notification, var n = report.notification, depth == 0 {
             // Nested signed data is verified like the outer token.
-            if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedTransactionInfo") {
+            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("data")?.string("signedTransactionInfo") {
                 let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .transaction, depth: 1, ocsp: ocsp) }
                 guard nested.isValid else {
                     report.fail(nested.verdict, "signedTransactionInfo: \(nested.judgement.reason)")
@@ -226,7 +226,7 @@ extension Verifier {
                 }
                 n.transaction = nested.transaction
             }
-            if let text = try? FieldReader(payload.root, path: "payload").object("data")?.string("signedRenewalInfo") {
+            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("data")?.string("signedRenewalInfo") {
                 let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .renewalInfo, depth: 1, ocsp: ocsp) }
                 guard nested.isValid else {
                     report.fail(nested.verdict, "signedRenewalInfo: \(nested.judgement.reason)")

@@ -150,7 +150,7 @@ extension Verifier {
         }
         var report = ResponseReport(undecidedStatus: status)
         do {
-            let f = try FieldReader(receiptValue, path: "receipt")
+            let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
             let ios6 = receiptValue["bid"] != nil && receiptValue["bundle_id"] == nil
             var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
             receipt.receiptType = try f.string("receipt_type")
@@ -195,7 +195,7 @@ extension Verifier {
             report.renewals = try TransactionJSON.renewalInfos(root["pending_renewal_info"], path: "pending_renewal_info")
             if ios6, let chain = report.transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.
-                let top = try FieldReader(root, path: "response")
+                let top = try FieldReader(root, path: "response", .tolerant)
                 var r = RenewalInfo(originalTransactionID: chain)
                 r.autoRenewStatus = try top.bool("auto_renew_status")
                 r.autoRenewProductID = try top.string("auto_renew_product_id")

@@ -1,6 +1,11 @@
-// Reading Apple's JSON the way it really arrives: numbers as strings or numbers, booleans as
-// true/"true"/"1"/1, dates as *_ms (preferred) or "2020-11-25 08:31:02 Etc/GMT".
-// A field that is present but unreadable is an error, never a silent default.
+// Typed field access, in two flavours named at each use:
+// - tolerant, for Apple's unsigned JSON bodies (/verifyReceipt) and the entitlement input, read
+//   the way they really arrive: numbers as strings or numbers, booleans as true/"true"/"1"/1,
+//   dates as *_ms (preferred) or "2020-11-25 08:31:02 Etc/GMT";
+// - strict, for signed JWS payloads, whose types Apple fixes: a string is a JSON string, an
+//   integer a JSON number (Xcode's fractional milliseconds keep their whole part), a boolean a
+//   JSON boolean, and Apple's 0/1 status codes (autoRenewStatus) are read with `flag`.
+// Either way a field that is present but unreadable is an error, never a silent default.
 
 struct FieldProblem: Error {
     let message: String
@@ -75,9 +80,18 @@ extension Int64 {
     }
 }
 
+/// How a FieldReader reads types: see the top of this file.
+enum FieldFlavour: Sendable {
+    /// Apple's unsigned JSON bodies and the entitlement input.
+    case tolerant
+    /// Signed JWS payloads.
+    case strict
+}
+
 /// Typed field access on one JSON object, naming the field when it cannot be read.
 struct FieldReader {
     let object: JSONValue
+    let flavour: FieldFlavour
     private let base: String
     private let index: Int?
     private let keys: KeyIndex
@@ -86,8 +100,9 @@ struct FieldReader {
     /// a list of a thousand transactions builds no path strings.
     var path: String { index.map { "\(base)[\($0)]" } ?? base }
 
-    init(_ object: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) {
+    init(_ object: JSONValue, path: String, index: Int? = nil, _ flavour: FieldFlavour) throws(FieldProblem) {
         self.object = object
+        self.flavour = flavour
         self.base = path
         self.index = index
         self.keys = object.keyIndex
@@ -102,19 +117,32 @@ struct FieldReader {
 
     func string(_ key: StaticString) throws(FieldProblem) -> String? {
         guard let v = present(key) else { return nil }
-        guard let s = v.tolerantString() else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
+        let s = flavour == .strict ? (v.kind == .string ? v.string : nil) : v.tolerantString()
+        guard let s else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
         return s
     }
 
     func int(_ key: StaticString) throws(FieldProblem) -> Int64? {
         guard let v = present(key) else { return nil }
-        guard let n = v.tolerantInt() else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
+        let n = flavour == .strict && v.kind == .string ? nil : v.tolerantInt()
+        guard let n else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
         return n
     }
 
     func bool(_ key: StaticString) throws(FieldProblem) -> Bool? {
         guard let v = present(key) else { return nil }
-        guard let b = v.tolerantBool() else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
+        let b = flavour == .strict ? (v.kind == .bool ? v.bool : nil) : v.tolerantBool()
+        guard let b else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
+        return b
+    }
+
+    /// One of Apple's 0/1 status codes (autoRenewStatus), as a boolean. Strict: the number 0 or 1
+    /// (or a JSON boolean); tolerant: as `bool`.
+    func flag(_ key: StaticString) throws(FieldProblem) -> Bool? {
+        guard flavour == .strict else { return try bool(key) }
+        guard let v = present(key) else { return nil }
+        let b: Bool? = v.kind == .bool ? v.bool : v.kind == .integer ? v.integer.flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } : nil
+        guard let b else { throw FieldProblem(message: "\(path).\(key) must be 0 or 1, got \(v.typeName)") }
         return b
     }
 
@@ -132,12 +160,13 @@ struct FieldReader {
     /// A nested object, or nil when absent; an error when present but not an object.
     func object(_ key: StaticString) throws(FieldProblem) -> FieldReader? {
         guard let v = present(key) else { return nil }
-        return try FieldReader(v, path: "\(path).\(key)")
+        return try FieldReader(v, path: "\(path).\(key)", flavour)
     }
 
     /// A date: `<name>_ms` when present, else `<name>` as ms digits or "YYYY-MM-DD HH:MM:SS Etc/GMT".
     func date(_ name: StaticString, ms msKey: StaticString) throws(FieldProblem) -> Int64? {
         if let ms = try int(msKey) { return ms }
+        if flavour == .strict { return try int(name) }   // a signed payload's dates are numbers of ms
         guard let v = present(name) else { return nil }
         if let n = v.tolerantInt() { return n }
         if let s = v.string, let ms = AppleDate.milliseconds(s) { return ms }
