@@ -2,19 +2,27 @@
 # Go binding tests and the Go example, built straight from this checkout the way docs/go.md says:
 # the uninstalled build/lib/pkgconfig/iapverify.pc (`make` writes it; its rpath finds build/lib at
 # run time) and a `replace` line to bindings/go. Nothing is installed, no LD_LIBRARY_PATH.
+# The library is IAPVERIFY_BUILD_DIR/lib/libiapverify.so.1 (default: the checkout's build).
+# bindings/go/apiclient's tests run Tests/shared/fakeapple/serve.py: python3 with `cryptography`.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export IAPVERIFY_BUILD_DIR=${IAPVERIFY_BUILD_DIR:-$ROOT/build}
+BUILD=$IAPVERIFY_BUILD_DIR
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "go-test FAILED: $*" >&2; exit 1; }
-[ -f "$ROOT/build/lib/pkgconfig/iapverify.pc" ] || fail "build/lib/pkgconfig/iapverify.pc missing: run make"
-export PKG_CONFIG_PATH="$ROOT/build/lib/pkgconfig"
+[ -f "$BUILD/lib/pkgconfig/iapverify.pc" ] || fail "$BUILD/lib/pkgconfig/iapverify.pc missing: run make"
+export PKG_CONFIG_PATH="$BUILD/lib/pkgconfig"
 unset LD_LIBRARY_PATH
 # Go (1.19 at least) leaves pkg-config's output out of its build cache keys: a cache that once
 # linked against another iapverify.pc (an installed one, another checkout) would keep its flags.
-# This checkout's own cache holds only builds against this .pc.
-export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="$ROOT/build/go-cache-checkout"
+# This checkout's own cache holds only builds against this .pc (one cache per build directory).
+export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOCACHE="$BUILD/go-cache-checkout"
 MODULE=github.com/iapverify/iapverify/bindings/go
+# The apiclient tests fail, rather than skip, without python3 and cryptography for the fake API.
+export IAPVERIFY_REQUIRE_FAKE_API=1
+unformatted=$(cd "$ROOT/bindings/go" && gofmt -l .)
+[ -z "$unformatted" ] || fail "gofmt -l: $unformatted"
 (cd "$ROOT/bindings/go" && go vet ./... && go test -count=1 ./...)
 
 # examples/go as committed: its go.mod carries the replace line.
@@ -28,7 +36,7 @@ mkdir "$TMP/app" && cp "$ROOT/examples/go/main.go" "$TMP/app/"
   && go build -o "$TMP/app-bin" .) || fail "a new module with the replace line does not build"
 for bin in example app-bin; do
   ldd "$TMP/$bin" > "$TMP/ldd"
-  grep -q "libiapverify.so.1 => $ROOT/build/lib/libiapverify.so.1" "$TMP/ldd" || { cat "$TMP/ldd"; fail "$bin does not load build/lib/libiapverify.so.1"; }
+  grep -q "libiapverify.so.1 => $BUILD/lib/libiapverify.so.1" "$TMP/ldd" || { cat "$TMP/ldd"; fail "$bin does not load $BUILD/lib/libiapverify.so.1"; }
 done
 
 echo '{"bundle_id":"com.dashedspace.analytics"}' > "$TMP/config.json"

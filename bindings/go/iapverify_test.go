@@ -19,13 +19,13 @@ type sharedCase struct {
 	Config       json.RawMessage        `json:"config"`
 	Options      map[string]interface{} `json:"options"`
 	NowMs        int64                  `json:"now_ms"`
-	Verdict      string                 `json:"verdict"`
+	Verdict      Verdict                `json:"verdict"`
 	Status       *int64                 `json:"status"`
-	Action       string                 `json:"action"`
+	Action       Action                 `json:"action"`
 	Entitlements []struct {
 		ID            string  `json:"id"`
 		Active        bool    `json:"active"`
-		State         string  `json:"state"`
+		State         State   `json:"state"`
 		TransactionID *string `json:"transaction_id"`
 	} `json:"entitlements"`
 	ToDeliver []string `json:"to_deliver"`

@@ -9,11 +9,11 @@ import (
 
 // Result is the answer of any call; JSON keeps the library's full result document.
 type Result struct {
-	Verdict         string          `json:"verdict"`
+	Verdict         Verdict         `json:"verdict"`
 	Reason          string          `json:"reason"`
 	Valid           bool            `json:"-"`
 	Status          *int64          `json:"status,omitempty"`         // responses only
-	Action          string          `json:"action,omitempty"`         // responses only
+	Action          Action          `json:"action,omitempty"`         // responses only
 	RetryAfterMs    *int64          `json:"retry_after_ms,omitempty"` // responses only
 	Environment     *string         `json:"environment,omitempty"`
 	Receipt         json.RawMessage `json:"receipt"`
@@ -80,14 +80,14 @@ func (r *Result) receiptRevocation() error {
 
 // JWSNotification is the "notification" member of a JWS result, as Result.JWSNotification reads it.
 type JWSNotification struct {
-	NotificationType string       `json:"notification_type"`
-	Subtype          *string      `json:"subtype"`
-	NotificationUUID *string      `json:"notification_uuid"`
-	SignedDateMs     *int64       `json:"signed_date_ms"`
-	Effect           string       `json:"effect"` // e.g. "renewed", "refunded"; "unknown" for a type this library does not know
-	Action           string       `json:"action"` // apply, ignore_duplicate, ignore_stale, send_consumption_info, record_only, reject
-	Transaction      *Transaction `json:"transaction"`
-	RenewalInfo      *RenewalInfo `json:"renewal_info"`
+	NotificationType NotificationType `json:"notification_type"`
+	Subtype          *string          `json:"subtype"`
+	NotificationUUID *string          `json:"notification_uuid"`
+	SignedDateMs     *int64           `json:"signed_date_ms"`
+	Effect           Effect           `json:"effect"` // e.g. "renewed", "refunded"; "unknown" for a type this library does not know
+	Action           Action           `json:"action"` // apply, ignore_duplicate, ignore_stale, send_consumption_info, record_only, reject
+	Transaction      *Transaction     `json:"transaction"`
+	RenewalInfo      *RenewalInfo     `json:"renewal_info"`
 }
 
 // JWSNotification decodes the result's notification; nil when the token was not a notification.
@@ -106,7 +106,7 @@ func (r *Result) JWSNotification() (*JWSNotification, error) {
 type Entitlement struct {
 	ID                    string   `json:"id"`
 	Active                bool     `json:"active"`
-	State                 string   `json:"state"`
+	State                 State    `json:"state"`
 	ProductID             *string  `json:"product_id"`
 	OriginalTransactionID *string  `json:"original_transaction_id"`
 	TransactionID         *string  `json:"transaction_id"`

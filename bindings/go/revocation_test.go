@@ -102,7 +102,7 @@ func TestRevocationAnswers(t *testing.T) {
 	for _, c := range []struct {
 		verifier *Verifier
 		answers  []string
-		verdict  string
+		verdict  Verdict
 		status   string
 	}{
 		{off, []string{"good"}, "valid", "good"},

@@ -199,13 +199,13 @@ type OfferSignature struct {
 	Nonce       string `json:"nonce"`
 	TimestampMs int64  `json:"timestamp_ms"`
 	Signature   string `json:"signature"` // promotional_offer_v1
-	JWS         string `json:"jws"`       // promotional_offer, introductory_offer_eligibility, advanced_commerce_request
+	JWS         string `json:"jws"`       // promotional_offer_v2, introductory_offer_eligibility, advanced_commerce_request
 	Raw         []byte `json:"-"`
 }
 
 // Sign signs what an app asks its server for, at now (the V1 timestamp, the V2 iat):
 //
-//	{"kind": "promotional_offer_v1" | "promotional_offer" | "introductory_offer_eligibility" |
+//	{"kind": "promotional_offer_v1" | "promotional_offer_v2" | "introductory_offer_eligibility" |
 //	 "advanced_commerce_request", "nonce": "<a UUID made for this request>", ...the kind's fields}
 //
 // request may be JSON text ([]byte, json.RawMessage or string) or any value encoding/json
@@ -307,13 +307,13 @@ func (o APIResponseOptions) marshal() ([]byte, error) {
 // RetryAfterMs), retry_sandbox, give_up, fix_configuration or reject. Raw keeps the library's
 // full result document.
 type APIResult struct {
-	Verdict              string               `json:"verdict"`
+	Verdict              Verdict              `json:"verdict"`
 	Reason               string               `json:"reason"`
 	Valid                bool                 `json:"-"`
 	Endpoint             string               `json:"endpoint"`
 	Environment          string               `json:"environment"`
 	HTTPStatus           int                  `json:"http_status"`
-	Action               string               `json:"action"`
+	Action               Action               `json:"action"`
 	RetryAfterMs         *int64               `json:"retry_after_ms"`
 	ErrorCode            *int64               `json:"error_code"`    // Apple's errorCode, if the body had one
 	ErrorMessage         *string              `json:"error_message"` // Apple's errorMessage
@@ -451,11 +451,11 @@ type RenewalCommitment struct {
 
 // APINotification summarises one verified notification (notification history, test status).
 type APINotification struct {
-	NotificationType string  `json:"notification_type"`
-	Subtype          *string `json:"subtype"`
-	Effect           string  `json:"effect"` // what the type and subtype do to access; "unknown" when new
-	NotificationUUID *string `json:"notification_uuid"`
-	SignedDateMs     *int64  `json:"signed_date_ms"`
+	NotificationType NotificationType `json:"notification_type"`
+	Subtype          *string          `json:"subtype"`
+	Effect           Effect           `json:"effect"` // what the type and subtype do to access; "unknown" when new
+	NotificationUUID *string          `json:"notification_uuid"`
+	SignedDateMs     *int64           `json:"signed_date_ms"`
 }
 
 // SubscriptionStatus is Apple's status (1-5) for one subscription beside the library's own state.

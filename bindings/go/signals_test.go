@@ -95,7 +95,7 @@ func checkOfferJWS(t *testing.T, jws, aud string) map[string]any {
 
 func TestSignV2Kinds(t *testing.T) {
 	s := newTestSigner(t, "")
-	sig, err := s.Sign(`{"kind":"promotional_offer","nonce":"`+signNonce+`","product_id":"pro.yearly",`+
+	sig, err := s.Sign(`{"kind":"promotional_offer_v2","nonce":"`+signNonce+`","product_id":"pro.yearly",`+
 		`"offer_identifier":"SAVE20","transaction_id":"2000000123"}`, signNow)
 	if err != nil {
 		t.Fatal(err)
