@@ -107,15 +107,11 @@ public func iapv_version_string() -> UnsafePointer<CChar> { versionString }
 @_cdecl("iapv_error_message_size")
 public func iapv_error_message_size() -> Int { MemoryLayout.size(ofValue: iapv_error().message) }
 
-private let statusNames: [Int32: StaticString] = [
-    0: "IAPV_OK", -1: "IAPV_E_INVALID_ARGUMENT", -2: "IAPV_E_CONFIG", -3: "IAPV_E_TOO_LARGE",
-    -4: "IAPV_E_NO_MEMORY", -5: "IAPV_E_INTERNAL",
-]
 private let unknownStatus: StaticString = "IAPV_E_UNKNOWN"
 
 @_cdecl("iapv_status_name")
 public func iapv_status_name(_ s: Int32) -> UnsafePointer<CChar> {
-    let name = statusNames[s] ?? unknownStatus
+    let name = StatusCode(rawValue: s)?.cName ?? unknownStatus   // the names live in StatusCode only
     return UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
@@ -154,12 +150,12 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 
 // MARK: - Calls
 
-/// The shared shape of the three calls: check arguments, parse options, run, box the result.
-private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
-                    _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
-                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
-                    entry: OptionsEntry = .general,
-                    _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> (String, JSONText, Bool)) -> Int32 {
+/// The one shape of every verifying call: check arguments, parse options, run, box the result.
+private func answer<R: RenderedResult>(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
+                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
+                                       _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
+                                       entry: OptionsEntry = .general,
+                                       _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> R) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let verifier = verifier(v) else { return fail(err, IAPVFailure(.invalidArgument, "verifier must not be NULL")) }
@@ -171,8 +167,8 @@ private func answer(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: 
     }
     do {
         let opts = try verifier.callOptions(json: optionBytes, entry: entry)
-        let (verdict, json, valid) = try run(verifier, bytes, opts)
-        guard let result = ResultBox(verdict: verdict, json: json, isValid: valid) else {
+        let report = try run(verifier, bytes, opts)
+        guard let result = ResultBox(verdict: report.verdict.rawValue, json: report.resultText(), isValid: report.isValid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
         }
         out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
@@ -188,8 +184,7 @@ public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UI
                                 _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                 _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
-        let r = try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultText(), r.isValid)
+        try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
     }
 }
 
@@ -199,8 +194,7 @@ public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<U
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                     _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
-        let r = try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultText(), r.isValid)
+        try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
     }
 }
 
@@ -210,8 +204,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                       _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
-        let r = try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultText(), r.isValid)
+        try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
     }
 }
 
@@ -221,8 +214,7 @@ public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
-        let r = try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultText(), r.isValid)
+        try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
     }
 }
 
@@ -232,8 +224,7 @@ public func iapv_interpret_api_response(_ v: OpaquePointer?, _ body: UnsafePoint
                                         _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                         _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
     answer(v, body, len, "body", options, optionsLen, out, err, entry: .apiResponse) { (verifier, bytes, opts) throws(IAPVFailure) in
-        let r = try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
-        return (r.verdict.rawValue, r.resultText(), r.isValid)
+        try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
     }
 }
 

@@ -126,3 +126,7 @@ extension CertificateSummary {
 extension ReceiptReport: VerificationResult {
     public func renderJSON() -> [UInt8] { resultJSON() }
 }
+
+extension ReceiptReport: RenderedResult {
+    package func resultText() -> JSONText { resultText(verdictOverride: nil, inspected: false) }
+}

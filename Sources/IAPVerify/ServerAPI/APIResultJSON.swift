@@ -95,3 +95,5 @@ extension APIResponseReport {
 extension APIResponseReport: VerificationResult {
     public func renderJSON() -> [UInt8] { resultJSON() }
 }
+
+extension APIResponseReport: RenderedResult {}

@@ -58,3 +58,5 @@ extension JWSReport {
 extension JWSReport: VerificationResult {
     public func renderJSON() -> [UInt8] { resultJSON() }
 }
+
+extension JWSReport: RenderedResult {}

@@ -2,7 +2,7 @@
 // Values mirror the IAPV_* macros of Include/iapverify.h and must never change.
 
 /// Why a call could not produce a result.
-public enum StatusCode: Int32, Sendable {
+public enum StatusCode: Int32, Sendable, CaseIterable {
     case ok = 0
     case invalidArgument = -1
     case config = -2
@@ -10,8 +10,9 @@ public enum StatusCode: Int32, Sendable {
     case noMemory = -4
     case `internal` = -5
 
-    /// The C macro name, as `iapv_status_name` returns it.
-    public var name: String {
+    /// The C macro name, as `iapv_status_name` returns it: the one place the names are written
+    /// (static storage, so the C boundary hands the pointer out as it is).
+    public var cName: StaticString {
         switch self {
         case .ok: return "IAPV_OK"
         case .invalidArgument: return "IAPV_E_INVALID_ARGUMENT"
@@ -21,6 +22,8 @@ public enum StatusCode: Int32, Sendable {
         case .internal: return "IAPV_E_INTERNAL"
         }
     }
+
+    public var name: String { cName.description }
 }
 
 /// A call that could not answer: the status plus one readable sentence that says what to fix.

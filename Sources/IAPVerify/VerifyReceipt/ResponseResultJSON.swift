@@ -72,3 +72,7 @@ extension ResponseReport: VerificationResult {
 extension EntitlementInputReport: VerificationResult {
     public func renderJSON() -> [UInt8] { resultJSON() }
 }
+
+extension ResponseReport: RenderedResult {}
+
+extension EntitlementInputReport: RenderedResult {}

@@ -273,7 +273,7 @@ def test_history_across_pages_grants_what_one_page_grants(signer, verifier, fake
     fake.page_size = 2
     pages = fetch_history(signer, verifier, fake)
     assert [p.action for p in pages] == ["next_page", "next_page", "accept"]
-    assert all(p.is_valid for p in pages)
+    assert all(p.valid for p in pages)
     assert pages[0].next_page == {"revision": "rev-2"}
     collected = [t for p in pages for t in p.transactions]
     assert [t["transaction_id"] for t in collected] == [str(1000 + m) for m in range(6)]
@@ -309,7 +309,7 @@ def test_rate_limit_then_success(signer, verifier, fake):
     assert status == 429
     result = verifier.interpret_api_response(body, endpoint="transaction_info", http_status=status,
                                              retry_after=headers["Retry-After"], now_ms=NOW)
-    assert (result.action, result.retry_after_ms, result.is_valid) == ("retry_later", 7_000, False)
+    assert (result.action, result.retry_after_ms, result.valid) == ("retry_later", 7_000, False)
     assert result.error_code == 4290000 and result.entitlements == []
     status, _, body = send(req, fake)
     result = verifier.interpret_api_response(body, endpoint="transaction_info", http_status=status, attempt=2, now_ms=NOW)
@@ -335,7 +335,7 @@ def test_unreadable_retry_after_uses_the_backoff(verifier, attempt):
 def test_the_fifth_attempt_gives_up(verifier):
     result = verifier.interpret_api_response(b"", endpoint="transaction_info", http_status=429, retry_after=str(NOW + 1),
                                              attempt=5, now_ms=NOW)
-    assert result.action == "give_up" and not result.is_valid
+    assert result.action == "give_up" and not result.valid
 
 
 def test_a_sandbox_transaction_is_looked_up_in_sandbox(signer, verifier, fake):
@@ -363,7 +363,7 @@ def test_a_refused_token_means_fix_the_configuration(verifier, fake):
     assert status == 401 and len(fake.errors) == 1 and "OTHERKEY99" in fake.errors[0]
     fake.errors.clear()
     result = verifier.interpret_api_response(body, endpoint="transaction_info", http_status=status, now_ms=NOW)
-    assert (result.action, result.is_valid) == ("fix_configuration", False)
+    assert (result.action, result.valid) == ("fix_configuration", False)
 
 
 @pytest.mark.parametrize("bad_item, kwargs, verdict", [
@@ -376,7 +376,7 @@ def test_one_bad_item_spoils_the_whole_page(signer, verifier, fake, bad_item, kw
     fake.add_transaction("production", txn("1003", month=3, **kwargs.get("payload", {})), tampered=kwargs.get("tampered", False))
     fake.page_size = 10
     [result] = fetch_history(signer, verifier, fake)
-    assert (result.verdict, result.action, result.is_valid) == (verdict, "reject", False)
+    assert (result.verdict, result.action, result.valid) == (verdict, "reject", False)
     assert result.entitlements == [] and result.transactions == [] and result.next_page is None
 
 

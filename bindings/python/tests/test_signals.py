@@ -90,9 +90,9 @@ def test_sign_accepts_json_text_and_bytes(signer):
 # ---- V2 ------------------------------------------------------------------------------------------
 
 def test_promotional_offer_jws(signer):
-    sig = signer.sign({"kind": "promotional_offer", "nonce": NONCE, "product_id": "pro.yearly",
+    sig = signer.sign({"kind": "promotional_offer_v2", "nonce": NONCE, "product_id": "pro.yearly",
                        "offer_identifier": "SAVE20", "transaction_id": "2000000123"}, now_ms=NOW)
-    assert sig.signature is None and sig.kind == "promotional_offer"
+    assert sig.signature is None and sig.kind == "promotional_offer_v2"
     assert sig.timestamp_ms == (NOW // 1000) * 1000
     header, claims = verify_jws(sig.jws)
     common_claims(header, claims, "promotional-offer")
@@ -101,7 +101,7 @@ def test_promotional_offer_jws(signer):
 
 
 def test_promotional_offer_without_transaction_id(signer):
-    sig = signer.sign({"kind": "promotional_offer", "nonce": NONCE, "product_id": "pro.yearly",
+    sig = signer.sign({"kind": "promotional_offer_v2", "nonce": NONCE, "product_id": "pro.yearly",
                        "offer_identifier": "SAVE20"}, now_ms=NOW)
     header, claims = verify_jws(sig.jws)
     common_claims(header, claims, "promotional-offer")
@@ -131,7 +131,7 @@ def test_advanced_commerce_request_signs_the_exact_text(signer):
 
 
 def test_a_tampered_jws_does_not_verify(signer):
-    sig = signer.sign({"kind": "promotional_offer", "nonce": NONCE, "product_id": "a", "offer_identifier": "b"}, now_ms=NOW)
+    sig = signer.sign({"kind": "promotional_offer_v2", "nonce": NONCE, "product_id": "a", "offer_identifier": "b"}, now_ms=NOW)
     head, body, s = sig.jws.split(".")
     claims = json.loads(b64url_decode(body))
     claims["offerIdentifier"] = "FREE"

@@ -8,7 +8,12 @@ input too large, a closed verifier). An argument of the wrong type is a ``TypeEr
 
 A ``Signer`` holds the developer key for the App Store Server API and builds each request (method,
 URL, headers with a fresh bearer token, body); the host sends it with any HTTP client and hands the
-answer to ``Verifier.interpret_api_response``. The library itself does no I/O.
+answer to ``Verifier.interpret_api_response``. The library itself does no I/O; ``iapverify.http``
+(needs httpx: ``pip install iapverify[http]``) sends the requests and follows the actions.
+
+Verdicts, actions, states, environments and notification types are ``str`` enums (``Verdict``,
+``Action``, ...): a member equals its plain string, and a value this package does not know stays a
+plain string.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ import time
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _native
+from .enums import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
+                    NotificationType, Verdict)
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
 from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
@@ -29,6 +36,8 @@ from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, E
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
            "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
+           "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "APIEnvironment",
+           "NotificationType", "NotificationSubtype",
            "library_version", "now_ms"]
 
 _lib: Optional[ctypes.CDLL] = None
@@ -117,6 +126,20 @@ def _int64(value: object, what: str) -> int:
     number = operator.index(value)
     if not _INT64_MIN <= number <= _INT64_MAX:
         raise InvalidArgumentError(f"{what} must fit in a signed 64-bit integer, got {number}")
+    return number
+
+
+def _when(value: object) -> int:
+    """A ``now_ms`` argument: this host's clock when None, else an int64 of Unix milliseconds.
+    Ten digits are refused: they are Unix seconds (2001 to 2286), which as milliseconds would be
+    early 1970 (the CLI's ``--now`` has the same rule)."""
+    if value is None:
+        return now_ms()
+    number = _int64(value, "now_ms")
+    if 1_000_000_000 <= number <= 9_999_999_999:
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(number))
+        raise InvalidArgumentError(f"now_ms={number} looks like Unix seconds ({when}): pass Unix milliseconds, "
+                                   f"now_ms={number * 1000} (seconds * 1000)")
     return number
 
 
@@ -223,7 +246,7 @@ class Verifier(_Handle):
 
     def _call(self, fn_name: str, data: bytes, options: Optional[bytes], now: object, response: bool,
               jws: bool = False, api: bool = False) -> Result:
-        when = now_ms() if now is None else _int64(now, "now_ms")
+        when = _when(now)
         fn = getattr(_library(), fn_name)
         text, valid = self._run(lambda handle, result, err: fn(handle, data, len(data), options, len(options or b""), when,
                                                                 result, err))
@@ -344,7 +367,7 @@ class Signer(_Handle):
 
     def api_token(self, now_ms: Optional[int] = None) -> APIToken:
         """A bearer token issued at ``now_ms`` (default: this host's clock), valid 5 minutes."""
-        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        when = _when(now_ms)
         fn = _library().iapv_api_token
         text, _ = self._run(lambda handle, result, err: fn(handle, when, result, err))
         return parse_token(text)
@@ -354,7 +377,7 @@ class Signer(_Handle):
         "environment": "production", "transaction_id": "...", "query": {"sort": "ASCENDING"}}``.
         An unknown endpoint or a bad parameter is an ``InvalidArgumentError``. See ``APIRequest``
         for sending it with urllib, requests or httpx."""
-        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        when = _when(now_ms)
         data = _json_bytes(call, "call")
         assert data is not None
         fn = _library().iapv_api_request
@@ -363,16 +386,14 @@ class Signer(_Handle):
 
     def sign(self, request: JSONish, now_ms: Optional[int] = None) -> OfferSignature:
         """Signs what an app asks its server for: ``{"kind": "promotional_offer_v1" |
-        "promotional_offer" | "introductory_offer_eligibility" | "advanced_commerce_request",
+        "promotional_offer_v2" | "introductory_offer_eligibility" | "advanced_commerce_request",
         "nonce": "<a UUID made for this request>", ...the kind's fields}``, as a mapping or JSON
         text. ``now_ms`` (default: this host's clock) is the V1 timestamp or the V2 ``iat``.
         A missing, bad or foreign field is an ``InvalidArgumentError`` that names it."""
-        when = _now() if now_ms is None else _int64(now_ms, "now_ms")
+        when = _when(now_ms)
         data = _json_bytes(request, "request")
         assert data is not None
         fn = _library().iapv_sign
         text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
         return parse_signature(text)
 
-
-_now = now_ms

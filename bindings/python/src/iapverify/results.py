@@ -4,15 +4,19 @@ from __future__ import annotations
 import base64 as _base64
 import json as _json
 import urllib.request
+import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
+
+from .enums import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
+                    NotificationType, Verdict, known)
 
 
 @dataclass(frozen=True)
 class Entitlement:
     id: str
     active: bool
-    state: str
+    state: Union[EntitlementState, str]        # an EntitlementState, or the plain string if unknown
     product_id: Optional[str]
     original_transaction_id: Optional[str]
     transaction_id: Optional[str]
@@ -26,11 +30,13 @@ class Entitlement:
     evidence: dict
     price_increase: Optional[str] = None       # "pending", "accepted" or None
     revocation_type: Optional[str] = None      # only when revoked, e.g. "REFUND_PRORATED"
-    cancellation_reason: Optional[int] = None
+    cancellation_reason: Optional[str] = None  # Apple's code as a string: "1" an issue in the app, "0" other
 
     @classmethod
     def from_dict(cls, d: dict) -> "Entitlement":
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
+        fields = {k: d.get(k) for k in cls.__dataclass_fields__}
+        fields["state"] = known(EntitlementState, fields["state"])
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ class Revocation:
 class Result:
     """The answer of any call: a verdict, and what it grants (nothing unless ``valid``)."""
 
-    verdict: str
+    verdict: Union[Verdict, str]               # a Verdict, or the plain string if unknown
     reason: str
     valid: bool
     entitlements: list[Entitlement]
@@ -147,9 +153,9 @@ class ResponseResult(Result):
     """A /verifyReceipt interpretation: also what to do next."""
 
     status: Optional[int] = None
-    action: str = "reject"
+    action: Union[Action, str] = Action.REJECT
     retry_after_ms: Optional[int] = None
-    environment: Optional[str] = None
+    environment: Union[Environment, str, None] = None
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,7 @@ class JWSResult(Result):
     """A verified StoreKit 2 token: its kind and the normalised data it carries."""
 
     kind: Optional[str] = None
-    environment: Optional[str] = None
+    environment: Union[Environment, str, None] = None
     transaction: Optional[dict] = None
     renewal_info: Optional[dict] = None
     notification: Optional[dict] = None
@@ -169,10 +175,20 @@ class JWSResult(Result):
         return (self.notification or {}).get("effect")
 
     @property
-    def action(self) -> Optional[str]:
+    def action(self) -> Union[NotificationAction, str, None]:
         """The notification's ``action`` (apply, ignore_duplicate, ignore_stale, send_consumption_info,
         record_only, reject), or None when the token is not a notification."""
-        return (self.notification or {}).get("action")
+        return known(NotificationAction, (self.notification or {}).get("action"))
+
+    @property
+    def notification_type(self) -> Union[NotificationType, str, None]:
+        """The notification's ``notification_type`` (e.g. DID_RENEW), or None."""
+        return known(NotificationType, (self.notification or {}).get("notification_type"))
+
+    @property
+    def notification_subtype(self) -> Union[NotificationSubtype, str, None]:
+        """The notification's ``subtype`` (e.g. GRACE_PERIOD), or None."""
+        return known(NotificationSubtype, (self.notification or {}).get("subtype"))
 
 
 @dataclass(frozen=True)
@@ -181,17 +197,17 @@ class APIResult(Result):
 
     ``action`` is one of accept, next_page, retry_later, retry_sandbox, give_up,
     fix_configuration, reject. ``next_page`` is ``{"revision": ...}``, ``{"pagination_token": ...}``
-    or None: merge it into the call to fetch the next page. Nothing is granted unless ``is_valid``;
+    or None: merge it into the call to fetch the next page. Nothing is granted unless ``valid``;
     every signed item of the answer was verified, or none counts.
     """
 
-    action: str = "reject"
+    action: Union[Action, str] = Action.REJECT
     retry_after_ms: Optional[int] = None
     next_page: Optional[dict] = None
     error_code: Optional[int] = None
     error_message: Optional[str] = None
     endpoint: Optional[str] = None
-    environment: Optional[str] = None
+    environment: Union[APIEnvironment, str, None] = None
     http_status: Optional[int] = None
     transactions: list[dict] = field(default_factory=list)
     renewal_info: list[dict] = field(default_factory=list)
@@ -203,6 +219,8 @@ class APIResult(Result):
 
     @property
     def is_valid(self) -> bool:
+        """Deprecated: use ``valid`` (the same value)."""
+        warnings.warn("APIResult.is_valid is deprecated: use APIResult.valid", DeprecationWarning, stacklevel=2)
         return self.valid
 
 
@@ -305,7 +323,7 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
     common = dict(
-        verdict=d["verdict"], reason=d.get("reason", ""), valid=valid,
+        verdict=known(Verdict, d["verdict"]), reason=d.get("reason", ""), valid=valid,
         entitlements=[Entitlement.from_dict(e) for e in d.get("entitlements", [])],
         purchases=[Purchase.from_dict(p) for p in d.get("purchases", [])],
         delivery=Delivery(
@@ -317,18 +335,18 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
         intro_eligible=dict(d.get("intro_eligible", {})),
         receipt=d.get("receipt"), raw=d, json=text, revocation=Revocation.from_dict(_revocation_of(d)))
     if api:
-        return APIResult(**common, action=d.get("action", "reject"), retry_after_ms=d.get("retry_after_ms"),
+        return APIResult(**common, action=known(Action, d.get("action", "reject")), retry_after_ms=d.get("retry_after_ms"),
                          next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
-                         endpoint=d.get("endpoint"), environment=d.get("environment"), http_status=d.get("http_status"),
+                         endpoint=d.get("endpoint"), environment=known(APIEnvironment, d.get("environment")), http_status=d.get("http_status"),
                          transactions=list(d.get("transactions") or []), renewal_info=list(d.get("renewal_info") or []),
                          app_transaction=d.get("app_transaction"), notifications=list(d.get("notifications") or []),
                          subscription_statuses=list(d.get("subscription_statuses") or []),
                          status_disagreements=list(d.get("status_disagreements") or []), unsigned=d.get("unsigned"))
     if jws:
-        return JWSResult(**common, kind=d.get("kind"), environment=d.get("environment"), transaction=d.get("transaction"),
+        return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=d.get("transaction"),
                          renewal_info=d.get("renewal_info"), notification=d.get("notification"),
                          signed_date_ms=d.get("signed_date_ms"))
     if response:
-        return ResponseResult(**common, status=d.get("status"), action=d.get("action", "reject"),
-                              retry_after_ms=d.get("retry_after_ms"), environment=d.get("environment"))
+        return ResponseResult(**common, status=d.get("status"), action=known(Action, d.get("action", "reject")),
+                              retry_after_ms=d.get("retry_after_ms"), environment=known(Environment, d.get("environment")))
     return Result(**common)
