@@ -22,7 +22,6 @@ static inline X509 *cossl_sk_x509_value(const STACK_OF(X509) *s, int i) { return
 static inline STACK_OF(X509) *cossl_sk_x509_new(void) { return sk_X509_new_null(); }
 static inline int cossl_sk_x509_push(STACK_OF(X509) *s, X509 *x) { return sk_X509_push(s, x); }
 static inline void cossl_sk_x509_free(STACK_OF(X509) *s) { sk_X509_free(s); }
-static inline void cossl_sk_x509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
 static inline unsigned long cossl_xn_flag_rfc2253(void) { return XN_FLAG_RFC2253; }
 static inline void cossl_openssl_free(void *p) { OPENSSL_free(p); }
 

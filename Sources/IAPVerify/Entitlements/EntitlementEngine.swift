@@ -206,14 +206,6 @@ public enum EntitlementEngine {
         return (a.autoRenewProductID ?? "") <= (b.autoRenewProductID ?? "") ? a : b
     }
 
-    /// The rule for every product seen (catalog entries, or inferred without a catalog).
-    static func resolveRules(_ transactions: [Transaction], catalog: [String: ProductRule]?) -> [String: ProductRule] {
-        if let catalog { return catalog }
-        var products = InternTable()
-        let productOf = transactions.map { products.id($0.productID) }
-        return inferredRules(transactions, productOf, products)
-    }
-
     /// Apple's signed `type` as a product type; nil for a type this library does not know.
     static func productType(signed: String) -> ProductType? {
         switch signed {
