@@ -80,8 +80,8 @@ private func isRetryableStatus(_ s: Int64) -> Bool {
 }
 
 extension Verifier {
-    /// Largest number of attempts before the interpreter says `give_up`.
-    public static let maxAttempts: Int64 = 5
+    /// Largest number of attempts before the interpreters say `give_up` (Policy/Retry.swift).
+    public static var maxAttempts: Int64 { RetryAfter.maxAttempts }
 
     public func interpretResponse(_ body: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
                                   nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
@@ -127,7 +127,7 @@ extension Verifier {
                 return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject)
             }
             let attempt = options.attempt
-            if attempt >= Self.maxAttempts {
+            if attempt >= RetryAfter.maxAttempts {
                 return ResponseReport(.temporarilyUnavailable, "status \(s) after \(attempt) attempts: give up and store it for later",
                                       status: s, action: .giveUp)
             }
