@@ -167,7 +167,11 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     @app.post("/orders", status_code=201)
     def create_order(body: OrderRequest, authorization: Annotated[Optional[str], Header()] = None) -> dict:
-        return {"order_id": service.create_order(user(authorization, body.user_id), body.product_id)}
+        who = user(authorization, body.user_id)
+        catalog = service.config.get("products")
+        if catalog is not None and body.product_id not in catalog:   # an order nothing could ever pay
+            raise _HTTPError(422, f"product_id {body.product_id!r} is not in the service's catalog")
+        return {"order_id": service.create_order(who, body.product_id)}
 
     @app.post("/receipts")
     def submit_receipt(body: ReceiptRequest, authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
@@ -245,7 +249,11 @@ class BodyLimits:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         limit = self.limit_for(scope["path"])
-        declared = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
+        if scope["method"] == "POST" and declared not in (None, b"0") and \
+                not headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
+            return await self._answer(send, 415, "send the body as JSON with Content-Type: application/json")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             return await self._answer(send, 413, f"the body is larger than {limit} bytes")
         chunks, size = [], 0

@@ -237,6 +237,8 @@ class PurchaseService:
             self.ledger.enqueue(db, key, user_id, receipt, answer.endpoint, next_attempt, now + delay, now, answer.why)
         self.ledger.run(store)
         self.metrics.verdicts.labels(entry, "temporarily_unavailable").inc()
+        log_event(logging.INFO, "queued", entry_point=entry, user_id=user_id, job=key[:16], why=answer.why,
+                  retry_after_ms=delay)
         return {"status": "pending", "retry_after_ms": delay, "why": answer.why}
 
     def submit_transaction(self, user_id: str, transaction_id: str, environment: str = "production",
@@ -451,7 +453,10 @@ class PurchaseService:
                 self.ledger.finish(db, job, "rejected", f"{answer.verdict}: {answer.why}", now)
                 return {"status": "rejected", "verdict": answer.verdict, "reason": answer.why}
             return self._reschedule(db, job, answer, now)
-        return self.ledger.run(record)
+        result = self.ledger.run(record)
+        log_event(logging.INFO, "job", job=job.id[:16], user_id=job.user_id, tries=job.tries, status=result["status"],
+                  why=result.get("why") or result.get("reason"))
+        return result
 
     def _reschedule(self, db, job: Job, answer: "Answer", now: int) -> dict:
         if answer.kind == "later":
@@ -838,7 +843,7 @@ def file_clock(path: str) -> Callable[[], int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("role", nargs="?", choices=["all", "front", "worker"], default="all",
                         help="all: front and worker in one process (the default, and the one for SQLite)")
     parser.add_argument("--config", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.json"))
@@ -863,6 +868,9 @@ def main() -> None:
     setup_logging()
     with open(args.config) as f:
         config = json.load(f)
+    if not os.environ.get("APPLE_SHARED_SECRET"):
+        log_event(logging.WARNING, "no_shared_secret",
+                  reason="APPLE_SHARED_SECRET is not set: Apple refuses auto-renewable receipts without it")
     if args.allow_sandbox and "Sandbox" not in config.get("environments", []):
         config["environments"] = list(config.get("environments", ["Production"])) + ["Sandbox"]
         log_event(logging.WARNING, "sandbox_accepted", reason="--allow-sandbox: sandbox purchases grant access")

@@ -78,6 +78,19 @@ def ledger(request, tmp_path):
 
 
 @pytest.fixture
+def api():
+    """The fake App Store Server API of Tests/shared/fakeapple, on two ports (production, sandbox)."""
+    sys.path.insert(0, str(HERE.parents[2] / "Tests" / "shared" / "fakeapple"))
+    from fakeapi import FakeAppleAPI
+    fake = FakeAppleAPI(HERE.parents[2] / "Tests" / "shared" / "fakeapple")
+    fake.start()
+    yield fake
+    fake.stop()
+    # Every request the fake got carried a valid bearer token and a known path.
+    assert fake.errors == []
+
+
+@pytest.fixture
 def apple():
     fake = FakeApple()
     yield fake

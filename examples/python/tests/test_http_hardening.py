@@ -138,6 +138,25 @@ def test_bad_bodies_get_a_short_reason_and_make_nothing(service, front, body, st
     assert service.ledger.orders() == []
 
 
+def test_an_order_for_a_product_outside_the_catalog_is_refused(service, front):
+    code, body = post(front + "/orders", {"user_id": "u1", "product_id": "com.nope"})
+    assert (code, body) == (422, {"error": "product_id 'com.nope' is not in the service's catalog"})
+    assert service.ledger.orders() == []
+
+
+def test_a_body_without_the_json_content_type_is_415(service, front):
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(front + "/orders", data=b'{"product_id": "com.test.app.mercury"}',
+                                 headers={**user_headers("u1"), "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        urllib.request.urlopen(req, timeout=30)
+        raise AssertionError("accepted")
+    except urllib.error.HTTPError as e:
+        assert (e.code, json.loads(e.read())) == (415, {"error": "send the body as JSON with Content-Type: application/json"})
+    assert service.ledger.orders() == []
+
+
 def test_a_database_failure_answers_503_without_internals(tmp_path, apple):
     from ledger import Ledger
     from service import PurchaseService

@@ -29,14 +29,6 @@ from fakeapi import FakeAppleAPI, b64url, sign_jws, sign_notification, tamper  #
 NOW = T0 + 60_000
 
 
-@pytest.fixture
-def api():
-    fake = FakeAppleAPI(FAKE_DIR)
-    fake.start()
-    yield fake
-    fake.stop()
-    assert fake.errors == []
-
 
 @pytest.fixture
 def notified(ledger, api):

@@ -35,15 +35,6 @@ def purchase(transaction_id: str, product: str = COINS, original: str = "", minu
             "signedDate": SIGNED}
 
 
-@pytest.fixture
-def api():
-    fake = FakeAppleAPI(FAKE_DIR)
-    fake.start()
-    yield fake
-    fake.stop()
-    # Every request the fake got carried a valid bearer token and a known path.
-    assert fake.errors == []
-
 
 def make_service(ledger, api, clock: dict) -> PurchaseService:
     config = dict(json.loads((FAKE_DIR / "verifier.json").read_text()), products=CATALOG)

@@ -134,14 +134,6 @@ class Oracle:
         return sorted((entitlement_view(e) for e in r.raw["entitlements"]), key=lambda e: e["id"])
 
 
-@pytest.fixture
-def api():
-    fake = FakeAppleAPI(FAKE_DIR)
-    fake.start()
-    yield fake
-    fake.stop()
-    assert fake.errors == []
-
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request):
