@@ -107,12 +107,12 @@ enum RFC3339 {
     }
 }
 
-public enum Timestamp {
+package enum Timestamp {   // the CLI's --now
     /// Unix milliseconds from either an integer string or an RFC 3339 date.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         if let n = Int64(text), n >= 0 { return n }
         return RFC3339.milliseconds(Array(text.utf8))
     }
 
-    public static func format(_ ms: Int64) -> String { RFC3339.format(ms) }
+    package static func format(_ ms: Int64) -> String { RFC3339.format(ms) }
 }

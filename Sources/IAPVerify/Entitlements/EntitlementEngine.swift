@@ -13,9 +13,38 @@ public enum EntitlementState: String, Sendable, CaseIterable {
     case notPurchased = "not_purchased"
 }
 
+/// The rule of the engine that decided an entitlement (`evidence.rule` in the result).
+public enum EntitlementRule: String, Sendable, CaseIterable {
+    case noTransaction = "no_transaction"
+    case autoRenewableLatestExpiryCoversNow = "auto_renewable.latest_expiry_covers_now"
+    case autoRenewableRevokedCoversNow = "auto_renewable.revoked_covers_now"
+    case autoRenewableAllRevoked = "auto_renewable.all_revoked"
+    case autoRenewableBillingGracePeriod = "auto_renewable.billing_grace_period"
+    case autoRenewableBillingRetry = "auto_renewable.billing_retry"
+    case autoRenewableExpired = "auto_renewable.expired"
+    case nonConsumableOwned = "non_consumable.owned"
+    case nonConsumableReboughtAfterRefund = "non_consumable.rebought_after_refund"
+    case nonConsumableRevoked = "non_consumable.revoked"
+    case nonRenewingWindowCoversNow = "non_renewing.window_covers_now"
+    case nonRenewingRevokedCoversNow = "non_renewing.revoked_covers_now"
+    case nonRenewingExpired = "non_renewing.expired"
+}
+
+/// Which kind of period the deciding transaction of a subscription is.
+public enum PeriodKind: String, Sendable {
+    case trial, intro, normal
+}
+
+/// Who holds the purchase that decided an entitlement.
+public enum Ownership: String, Sendable {
+    case purchased
+    case familyShared = "family_shared"
+    case assigned
+}
+
 /// Which transaction decided an entitlement, and by which rule.
 public struct Evidence: Sendable, Equatable {
-    public var rule: String
+    public var rule: EntitlementRule
     public var transactionID: String?
     /// How many candidates (chains or products) competed for this entitlement.
     public var candidates: Int
@@ -31,8 +60,8 @@ public struct Entitlement: Sendable, Equatable {
     public var expiresDateMs: Int64?
     public var willRenew: Bool?
     public var renewsTo: String?
-    public var period: String?
-    public var ownership: String?
+    public var period: PeriodKind?
+    public var ownership: Ownership?
     public var expirationReason: String?
     /// For a refund: Apple's cancellation_reason ("1" an issue in the app, "0" other).
     public var cancellationReason: String?
@@ -85,7 +114,8 @@ public struct EntitlementReport: Sendable {
 public enum EntitlementEngine {
     /// Evaluates everything at `nowMs`. `catalog` nil means "no products section": each product
     /// is its own entitlement, typed by whether it has an expiry.
-    public static func evaluate(transactions input: [Transaction], renewals: [RenewalInfo],
+    /// Hosts call `Verifier.computeEntitlements`, which also plans deliveries and orders.
+    package static func evaluate(transactions input: [Transaction], renewals: [RenewalInfo],
                                 catalog: [String: ProductRule]?, grace: GracePeriodPolicy, nowMs: Int64,
                                 delivered: [String] = [], orders: [PendingOrder] = []) -> EntitlementReport {
         let transactions = deduplicated(input)
@@ -164,7 +194,7 @@ public enum EntitlementEngine {
             }
             var chosen = pick(candidates) ?? Entitlement(
                 id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
-                evidence: Evidence(rule: "no_transaction", transactionID: nil, candidates: 0))
+                evidence: Evidence(rule: .noTransaction, transactionID: nil, candidates: 0))
             chosen.evidence.candidates = candidates.count
             report.entitlements.append(chosen)
         }
@@ -285,19 +315,19 @@ public enum EntitlementEngine {
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         let byExpiry = { (a: Int, b: Int) in expiryOrder(all[a], all[b]) }
         let current = indices.filter { !all[$0].isRevoked(at: now) }.max(by: byExpiry).map { all[$0] }
-        func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: String,
+        func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
                   reason: String) -> Entitlement {
             Entitlement(
                 id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID ?? chainID,
                 transactionID: t.transactionID, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
                 renewsTo: renewal?.autoRenewProductID.flatMap { $0 == t.productID ? nil : $0 },
-                period: t.isTrialPeriod ? "trial" : t.isInIntroOfferPeriod ? "intro" : "normal",
+                period: t.isTrialPeriod ? .trial : t.isInIntroOfferPeriod ? .intro : .normal,
                 ownership: ownership(t), expirationReason: nil, cancellationReason: nil, reason: reason,
                 evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1), level: rules[t.productID]?.level,
                 priceIncrease: priceIncrease(renewal))
         }
         if let cur = current, let expires = cur.expiresDateMs, (cur.purchaseDateMs ?? Int64.min) <= now, now < expires {
-            return make(cur, .active, active: true, expires: expires, rule: "auto_renewable.latest_expiry_covers_now",
+            return make(cur, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
                         reason: "\(cur.productID) is paid until \(RFC3339.format(expires))"
                             + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
         }
@@ -310,7 +340,7 @@ public enum EntitlementEngine {
         if let ri = covering ?? (current == nil ? revoked.max(by: byExpiry) : nil) {
             let r = all[ri]
             var e = make(r, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
-                         rule: covering != nil ? "auto_renewable.revoked_covers_now" : "auto_renewable.all_revoked",
+                         rule: covering != nil ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
                          reason: r.isUpgraded
                             ? "\(r.productID) was upgraded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
                             : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
@@ -323,23 +353,23 @@ public enum EntitlementEngine {
         guard let cur = current else { return nil }
         if renewal?.isInBillingRetryPeriod == true, cur.transactionID == head {
             if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
-                return make(cur, .gracePeriod, active: true, expires: g, rule: "auto_renewable.billing_grace_period",
+                return make(cur, .gracePeriod, active: true, expires: g, rule: .autoRenewableBillingGracePeriod,
                             reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
             }
-            return make(cur, .billingRetry, active: false, expires: cur.expiresDateMs, rule: "auto_renewable.billing_retry",
+            return make(cur, .billingRetry, active: false, expires: cur.expiresDateMs, rule: .autoRenewableBillingRetry,
                         reason: "billing failed and Apple is retrying; no access without a grace period")
         }
-        var e = make(cur, .expired, active: false, expires: cur.expiresDateMs, rule: "auto_renewable.expired",
+        var e = make(cur, .expired, active: false, expires: cur.expiresDateMs, rule: .autoRenewableExpired,
                      reason: "\(cur.productID) expired at \(cur.expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
         e.expirationReason = renewal?.expirationIntent.map(expirationReason)
         return e
     }
 
-    static func ownership(_ t: Transaction) -> String {
+    static func ownership(_ t: Transaction) -> Ownership {
         switch t.ownershipType {
-        case "FAMILY_SHARED": return "family_shared"
-        case "ASSIGNED": return "assigned"
-        default: return "purchased"
+        case "FAMILY_SHARED": return .familyShared
+        case "ASSIGNED": return .assigned
+        default: return .purchased
         }
     }
 
@@ -376,7 +406,7 @@ public enum EntitlementEngine {
     // MARK: - Other product types (§7.2)
 
     private static func plain(_ id: String, _ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?,
-                              rule: String, reason: String) -> Entitlement {
+                              rule: EntitlementRule, reason: String) -> Entitlement {
         Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID,
                     transactionID: t.transactionID, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
                     ownership: ownership(t), expirationReason: nil,
@@ -391,11 +421,11 @@ public enum EntitlementEngine {
         let owned = indices.filter { !all[$0].isRevoked(at: now) && (all[$0].purchaseDateMs ?? Int64.min) <= now }
         if let t = owned.max(by: byPurchase).map({ all[$0] }) {
             let rebought = indices.contains { all[$0].isRevoked(at: now) }
-            return plain(id, t, .owned, active: true, expires: nil, rule: rebought ? "non_consumable.rebought_after_refund" : "non_consumable.owned",
+            return plain(id, t, .owned, active: true, expires: nil, rule: rebought ? .nonConsumableReboughtAfterRefund : .nonConsumableOwned,
                          reason: rebought ? "\(product) was refunded once and bought again" : "\(product) is owned")
         }
         if let t = indices.filter({ all[$0].isRevoked(at: now) }).max(by: byPurchase).map({ all[$0] }) {
-            return plain(id, t, .refunded, active: false, expires: nil, rule: "non_consumable.revoked",
+            return plain(id, t, .refunded, active: false, expires: nil, rule: .nonConsumableRevoked,
                          reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
         }
         return nil
@@ -417,15 +447,15 @@ public enum EntitlementEngine {
         let valid = txns.filter { !$0.isRevoked(at: now) && $0.purchaseDateMs != nil }
         let latestEnd = valid.compactMap(end).max()
         if let t = valid.filter(covers).max(by: purchaseOrder) {
-            return plain(id, t, .active, active: true, expires: latestEnd, rule: "non_renewing.window_covers_now",
+            return plain(id, t, .active, active: true, expires: latestEnd, rule: .nonRenewingWindowCoversNow,
                          reason: "\(product) covers now; the latest purchased window ends \(RFC3339.format(latestEnd ?? 0))")
         }
         if let t = txns.filter({ $0.isRevoked(at: now) && covers($0) }).max(by: purchaseOrder) {
-            return plain(id, t, .refunded, active: false, expires: end(t), rule: "non_renewing.revoked_covers_now",
+            return plain(id, t, .refunded, active: false, expires: end(t), rule: .nonRenewingRevokedCoversNow,
                          reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
         }
         if let t = valid.max(by: purchaseOrder) {
-            return plain(id, t, .expired, active: false, expires: latestEnd, rule: "non_renewing.expired",
+            return plain(id, t, .expired, active: false, expires: latestEnd, rule: .nonRenewingExpired,
                          reason: "\(product) ended at \(RFC3339.format(latestEnd ?? 0))")
         }
         return nil

@@ -3,9 +3,9 @@
 import CJansson
 import Glibc
 
-public enum JSONFormatting {
+package enum JSONFormatting {   // the CLI's pretty printer
     /// Re-indents a JSON document, keeping key order. Returns the input unchanged if it cannot.
-    public static func pretty(_ json: [UInt8]) -> [UInt8] {
+    package static func pretty(_ json: [UInt8]) -> [UInt8] {
         var error = json_error_t()
         let parsed = json.withUnsafeBytes { raw -> UnsafeMutablePointer<json_t>? in
             guard let base = raw.baseAddress else { return nil }

@@ -7,7 +7,7 @@ public enum ReceiptInspector {
         var report = ReceiptReport()
         guard let der = Verifier.receiptBytes(input) else {
             report.fail(.structure, .malformed, input.isEmpty ? "the receipt is empty" : "the receipt is neither DER nor base64")
-            return (report.resultJSON(inspected: true), false)
+            return (report.resultJSON(.inspection), false)
         }
         do {
             let envelope = try SignedDataParser.parse(der)
@@ -21,16 +21,16 @@ public enum ReceiptInspector {
                 report.mark(.payload, .ok)
             } catch {
                 if case .malformed(let why) = error { report.fail(.payload, .malformed, why) }
-                return (report.resultJSON(inspected: true), false)
+                return (report.resultJSON(.inspection), false)
             }
         } catch {
             switch error {
             case .malformed(let why): report.fail(.structure, .malformed, why)
             case .unsupportedAlgorithm(let why): report.fail(.algorithm, .unsupportedAlgorithm, why)
             }
-            return (report.resultJSON(inspected: true), false)
+            return (report.resultJSON(.inspection), false)
         }
-        return (report.resultJSON(verdictOverride: ("unverified", "decoded without verification: nothing in it is trusted"), inspected: true), true)
+        return (report.resultJSON(.unverifiedInspection), true)
     }
 }
 

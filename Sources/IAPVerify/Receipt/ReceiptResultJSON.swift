@@ -1,18 +1,34 @@
 // The result JSON of a receipt report.
 
+/// Which document a receipt report is written as.
+package enum ReceiptDocument: Sendable {
+    /// A verification's result.
+    case verification
+    /// `inspect`'s document of a receipt it could not decode whole: the report's own verdict.
+    case inspection
+    /// `inspect`'s document of a decoded receipt: verdict `unverified`, nothing in it trusted.
+    case unverifiedInspection
+}
+
 extension ReceiptReport {
     /// The full result document.
-    /// - Parameter inspected: `inspect`'s document, which verifies nothing and has no revocation.
-    public func resultJSON(verdictOverride: (verdict: String, reason: String)? = nil, inspected: Bool = false) -> [UInt8] {
-        resultText(verdictOverride: verdictOverride, inspected: inspected).bytes
-    }
+    public func resultJSON() -> [UInt8] { resultText(.verification).bytes }
 
-    /// The same document, in one block the C boundary takes without a copy.
-    package func resultText(verdictOverride: (verdict: String, reason: String)? = nil, inspected: Bool = false) -> JSONText {
+    package func resultJSON(_ document: ReceiptDocument) -> [UInt8] { resultText(document).bytes }
+
+    /// The same document, in one block the C boundary takes without a copy. `inspect`'s
+    /// documents verify nothing and carry no revocation.
+    package func resultText(_ document: ReceiptDocument) -> JSONText {
+        let inspected = document != .verification
         var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
         w.beginObject()
-        w.field("verdict", verdictOverride?.verdict ?? verdict.rawValue)
-        w.field("reason", verdictOverride?.reason ?? judgement.reason)
+        if document == .unverifiedInspection {
+            w.field("verdict", "unverified")
+            w.field("reason", "decoded without verification: nothing in it is trusted")
+        } else {
+            w.field("verdict", verdict.rawValue)
+            w.field("reason", judgement.reason)
+        }
         w.key("checks")
         w.beginObject()
         for check in ReceiptCheck.allCases { w.key(check.rawValue); w.string(state(check).rawValue) }
@@ -128,5 +144,5 @@ extension ReceiptReport: VerificationResult {
 }
 
 extension ReceiptReport: RenderedResult {
-    package func resultText() -> JSONText { resultText(verdictOverride: nil, inspected: false) }
+    package func resultText() -> JSONText { resultText(.verification) }
 }

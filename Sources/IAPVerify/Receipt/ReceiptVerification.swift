@@ -124,7 +124,7 @@ extension Verifier {
         let xcode = isXcode(report)
         let key = ChainKey(xcode ? .xcodeReceipt : .receipt, signer: envelope.signer.identifier, certificates: envelope.certificatesField)
         let verified: VerifiedChain
-        switch cache.verifiedChain(for: key, certificates: envelope.certificates, atMs: created, timeLabel: "receipt creation date",
+        switch cache.verifiedChain(for: key, certificates: envelope.certificates, atMs: created, instant: .receiptCreation,
                                    anchors: anchorsFor(report), applePolicy: !xcode,
                                    signer: { ChainValidator.signerIndex(envelope.signer, in: $0) }) {
         case .success(let chain): verified = chain

@@ -14,7 +14,7 @@ public final class Signer: @unchecked Sendable {
     public let bundleID: String
     /// Replaces Apple's scheme and host in built URLs (tests only: a fake API on 127.0.0.1),
     /// for both environments or per environment.
-    public let testBaseURL: String?
+    package let testBaseURL: String?
     public let testSandboxBaseURL: String?
 
     /// Parses the signer config: `private_key_pem`, `key_id`, `issuer_id`, `bundle_id`, and the

@@ -175,7 +175,7 @@ extension Verifier {
         for der in certDER { keyBytes += der }
         let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
         let verified: VerifiedChain
-        switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, timeLabel: "signed date",
+        switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, instant: .signedDate,
                                    anchors: xcode ? (xcodeAnchors ?? anchors) : anchors, applePolicy: !xcode,
                                    signer: { $0.isEmpty ? nil : 0 }) {
         case .success(let chain): verified = chain

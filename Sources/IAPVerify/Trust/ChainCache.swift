@@ -133,17 +133,29 @@ struct ChainRefusal: Error {
     }
 }
 
+/// The instant a chain is validated at, which names it in reasons: a receipt's creation date,
+/// or a token's signed date.
+enum ValidationInstant: Sendable {
+    case receiptCreation
+    case signedDate
+
+    /// "... is not valid at the <label>"
+    var label: String { self == .receiptCreation ? "receipt creation date" : "signed date" }
+    /// What carries the certificates.
+    var container: String { self == .receiptCreation ? "receipt" : "token" }
+}
+
 extension ChainCache {
     /// The one lookup-or-validate step receipts and JWS share. A cached chain is re-checked at
     /// `atMs` (each call validates at its own time); a miss decodes the certificates, validates
     /// them with `ChainValidator` and caches the result.
-    func verifiedChain(for key: ChainKey, certificates: [ArraySlice<UInt8>], atMs: Int64, timeLabel: String,
+    func verifiedChain(for key: ChainKey, certificates: [ArraySlice<UInt8>], atMs: Int64, instant: ValidationInstant,
                        anchors: TrustAnchors, applePolicy: Bool,
                        signer pickSigner: ([X509Certificate]) -> Int?) -> Result<VerifiedChain, ChainRefusal> {
         if let hit = lookup(key) {
             if let bad = hit.firstInvalid(at: atMs) {
                 return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain,
-                                             reason: "\(bad.subject) is not valid at the \(timeLabel) (\(RFC3339.format(atMs)))"))
+                                             reason: "\(bad.subject) is not valid at the \(instant.label) (\(RFC3339.format(atMs)))"))
             }
             return .success(hit)
         }
@@ -155,11 +167,11 @@ extension ChainCache {
             certs.append(c)
         }
         guard let index = pickSigner(certs) else {
-            return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the signer's certificate is not embedded in the \(timeLabel == "signed date" ? "token" : "receipt")"))
+            return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the signer's certificate is not embedded in the \(instant.container)"))
         }
         do {
             let chain = try ChainValidator.validate(signer: certs[index], untrusted: certs, anchors: anchors, atMs: atMs,
-                                                    applePolicy: applePolicy, timeLabel: timeLabel)
+                                                    applePolicy: applePolicy, instant: instant)
             guard let verified = VerifiedChain(chain) else {
                 return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the validated chain has an unreadable certificate"))
             }

@@ -52,7 +52,7 @@ enum ChainValidator {
     /// With `applePolicy`, also enforces the 3-certificate shape and the marker OIDs.
     static func validate(signer: X509Certificate, untrusted: [X509Certificate], anchors: TrustAnchors,
                          atMs: Int64, applePolicy: Bool,
-                         timeLabel: String = "receipt creation date") throws(ChainFailure) -> ValidatedChain {
+                         instant: ValidationInstant = .receiptCreation) throws(ChainFailure) -> ValidatedChain {
         guard let ctx = X509_STORE_CTX_new() else { throw .untrusted("out of memory building the chain") }
         defer {
             X509_STORE_CTX_free(ctx)
@@ -69,7 +69,7 @@ enum ChainValidator {
         if X509_verify_cert(ctx) != 1 {
             let code = X509_STORE_CTX_get_error(ctx)
             let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "unknown error"
-            throw .untrusted("the certificate chain does not verify to a configured root at the \(timeLabel) (\(RFC3339.format(atMs))): \(text)")
+            throw .untrusted("the certificate chain does not verify to a configured root at the \(instant.label) (\(RFC3339.format(atMs))): \(text)")
         }
         guard let chainStack = X509_STORE_CTX_get0_chain(ctx) else { throw .untrusted("no chain was built") }
         var chain: [X509Certificate] = []

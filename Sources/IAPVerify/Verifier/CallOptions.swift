@@ -58,7 +58,8 @@ public struct CallOptions: Sendable {
     public init() {}
 
     /// Parses the options JSON; empty input means "no options".
-    public init(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) {
+    /// Hosts use `Verifier.callOptions(json:entry:)`, which applies the size cap first.
+    package init(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) {
         self.init()
         guard json.count > 0 else { return }
         let doc = try ConfigJSONDocument(bytes: json, what: "options", status: .invalidArgument)

@@ -56,7 +56,7 @@ public final class Verifier: Sendable {
     }
 
     /// Number of chains currently cached (for tests and diagnostics).
-    public var cachedChainCount: Int { cache.count }
+    package var cachedChainCount: Int { cache.count }   // tests and the fuzz harness only
 }
 
 extension Verifier {

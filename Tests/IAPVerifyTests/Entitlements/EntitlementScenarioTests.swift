@@ -85,7 +85,7 @@ final class EntitlementScenarioTests: XCTestCase {
         XCTAssertEqual(e.state, .refunded)
         XCTAssertEqual(e.transactionID, "2")
         XCTAssertEqual(e.cancellationReason, "1")
-        XCTAssertEqual(e.evidence.rule, "auto_renewable.revoked_covers_now")
+        XCTAssertEqual(e.evidence.rule, .autoRenewableRevokedCoversNow)
     }
 
     func testUpgradeAndPendingDowngrade() throws {
@@ -147,12 +147,12 @@ final class EntitlementScenarioTests: XCTestCase {
 
     func testFamilySharedAndPeriods() throws {
         let e = try pro([txn("1", "pro.monthly", at: t0, expires: t0 + 7 * day, extra: ["in_app_ownership_type": "FAMILY_SHARED", "is_trial_period": "true"])], now: t0 + day)
-        XCTAssertEqual(e.ownership, "family_shared")
-        XCTAssertEqual(e.period, "trial")
+        XCTAssertEqual(e.ownership, .familyShared)
+        XCTAssertEqual(e.period, .trial)
         let intro = try pro([txn("1", "pro.monthly", at: t0, expires: t0 + 7 * day, extra: ["is_in_intro_offer_period": true])], now: t0 + day)
-        XCTAssertEqual(intro.period, "intro")
-        XCTAssertEqual(intro.ownership, "purchased")
-        XCTAssertEqual(try pro([txn("1", "pro.monthly", at: t0, expires: t0 + 7 * day)], now: t0 + day).period, "normal")
+        XCTAssertEqual(intro.period, .intro)
+        XCTAssertEqual(intro.ownership, .purchased)
+        XCTAssertEqual(try pro([txn("1", "pro.monthly", at: t0, expires: t0 + 7 * day)], now: t0 + day).period, .normal)
     }
 
     func testHighestTierWinsWhenTwoChainsAreActive() throws {
@@ -180,7 +180,7 @@ final class EntitlementScenarioTests: XCTestCase {
         let back = try XCTUnwrap(try compute([refunded, rebought], now: t0 + 5 * day).entitlement("lifetime"))
         XCTAssertEqual(back.state, .owned)
         XCTAssertEqual(back.transactionID, "2")
-        XCTAssertEqual(back.evidence.rule, "non_consumable.rebought_after_refund")
+        XCTAssertEqual(back.evidence.rule, .nonConsumableReboughtAfterRefund)
     }
 
     func testOverlappingNonRenewingWindows() throws {

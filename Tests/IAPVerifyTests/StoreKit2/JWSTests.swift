@@ -247,7 +247,7 @@ final class JWSTests: XCTestCase {
             let e = try XCTUnwrap(r.entitlements?.entitlement(id), file)
             XCTAssertEqual(e.state.rawValue, state, "\(file): \(e.reason)")
             XCTAssertEqual(e.willRenew, step["will_renew"] as? Bool, file)
-            if step["type"] as? String == "REVOKE" { XCTAssertEqual(e.ownership, "family_shared") }
+            if step["type"] as? String == "REVOKE" { XCTAssertEqual(e.ownership, .familyShared) }
         }
     }
 

@@ -127,7 +127,7 @@ final class NotificationEffectTests: XCTestCase {
                                                     extra: ["revocationDate": now - Self.day, "revocationType": "FAMILY_REVOKE",
                                                             "inAppOwnershipType": "FAMILY_SHARED"]), Self.renewal(signed: now))
         XCTAssertEqual(e?.state, .refunded)
-        XCTAssertEqual(e?.ownership, "family_shared")
+        XCTAssertEqual(e?.ownership, .familyShared)
         e = try entitlement("PRICE_INCREASE", "PENDING", paid, Self.renewal(signed: now, extra: ["priceIncreaseStatus": 0]))
         XCTAssertEqual(e?.priceIncrease, "pending")
         XCTAssertEqual(e?.active, true)

@@ -80,7 +80,7 @@ final class RealResponseTests: XCTestCase {
         XCTAssertEqual(e.expiresDateMs, 1_550_386_188_000)
         XCTAssertEqual(e.expirationReason, "voluntary")
         XCTAssertEqual(e.willRenew, false)
-        XCTAssertEqual(e.period, "trial")
+        XCTAssertEqual(e.period, .trial)
     }
 
     /// The locally verified receipt and Apple's answer for it must tell the same story.
@@ -101,7 +101,7 @@ final class RealResponseTests: XCTestCase {
             XCTAssertEqual(Set(localTxns.map(key)), Set(response.transactions.map(key)))
             let a = try XCTUnwrap(local.entitlements), b = try XCTUnwrap(response.entitlements)
             func strip(_ r: EntitlementReport) -> [String] {
-                r.entitlements.map { "\($0.id) \($0.active) \($0.state) \($0.transactionID ?? "") \($0.expiresDateMs ?? 0) \($0.period ?? "")" }
+                r.entitlements.map { "\($0.id) \($0.active) \($0.state) \($0.transactionID ?? "") \($0.expiresDateMs ?? 0) \($0.period?.rawValue ?? "")" }
             }
             XCTAssertEqual(strip(a), strip(b), "at \(now)")
             XCTAssertEqual(a.purchases, b.purchases)
