@@ -404,6 +404,7 @@ class Ledger:
         """Stores a signed transaction or renewal info unless a statement Apple signed later is
         already stored. A statement without signed_date_ms (a receipt's) replaces one that has none
         either, never a signed one. Returns whether it was stored."""
+        body = body.to_dict() if hasattr(body, "to_dict") else body   # an iapverify.Transaction or RenewalInfo
         signed = body.get("signed_date_ms")
         environment = body.get("environment")
         text = json.dumps(body, sort_keys=True, separators=(",", ":"))

@@ -14,6 +14,10 @@ answer to ``Verifier.interpret_api_response``. The library itself does no I/O; `
 Verdicts, actions, states, environments and notification types are ``str`` enums (``Verdict``,
 ``Action``, ...): a member equals its plain string, and a value this package does not know stays a
 plain string.
+
+Transactions, renewal infos, notifications, app transactions and subscription statuses are frozen
+dataclasses (``Transaction``, ``RenewalInfo``, ...) with typed snake_case fields, Apple's camelCase
+names as aliases, and the read-only mapping protocol over the library's JSON (``to_dict()``).
 """
 from __future__ import annotations
 
@@ -30,10 +34,12 @@ from .enums import (Action, APIEnvironment, EntitlementState, Environment, Notif
                     NotificationType, Verdict)
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
+from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction, plain as _plain
 from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
                       OrderMatch, Purchase, ResponseResult, Result, Revocation, parse, parse_request, parse_signature, parse_token)
 
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
+           "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus",
            "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "APIEnvironment",
@@ -84,7 +90,8 @@ def _binary(value: object, what: str) -> bytes:
 
 
 def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[bytes]:
-    """JSON text for the library: given as str or bytes-like, or encoded from a mapping."""
+    """JSON text for the library: given as str or bytes-like, or encoded from a mapping. Records
+    (``Transaction``, ``RenewalInfo``...) anywhere inside are written as their ``to_dict()``."""
     if value is None and optional:
         return None
     if isinstance(value, str):
@@ -92,7 +99,7 @@ def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[by
     if isinstance(value, _BYTES_LIKE):
         return bytes(value)
     if isinstance(value, Mapping):
-        return _json.dumps(dict(value), allow_nan=False).encode()
+        return _json.dumps(dict(value), allow_nan=False, default=_plain).encode()
     raise TypeError(f"{what} must be a mapping or JSON text (str or bytes), not {_type_name(value)}")
 
 

@@ -25,6 +25,7 @@ except ImportError as e:                       # pragma: no cover - depends on t
 
 from . import Signer, Verifier, now_ms as _host_now_ms
 from .enums import Action, APIEnvironment, known
+from .records import Notification, RenewalInfo, Transaction
 from .results import APIRequest, APIResult, Result, Revocation
 
 __all__ = ["Client", "AsyncClient", "CallResult", "APICallError", "GiveUpError", "FixConfigurationError",
@@ -85,9 +86,9 @@ class CallResult:
 
     result: APIResult
     pages: list[APIResult]
-    transactions: list[dict]
-    renewal_info: list[dict]
-    notifications: list[dict]
+    transactions: list[Transaction]
+    renewal_info: list[RenewalInfo]
+    notifications: list[Notification]
     environment: Union[APIEnvironment, str]
     requests: int
 
@@ -99,7 +100,8 @@ class CallResult:
     @property
     def entitlement_input(self) -> dict:
         """``{"transactions": ..., "renewal_info": ...}`` of every page, for ``compute_entitlements``."""
-        return {"transactions": list(self.transactions), "renewal_info": list(self.renewal_info)}
+        return {"transactions": [t.to_dict() for t in self.transactions],
+                "renewal_info": [r.to_dict() for r in self.renewal_info]}
 
 
 class _Follow:

@@ -10,6 +10,7 @@ from typing import Any, Optional, Union
 
 from .enums import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
                     NotificationType, Verdict, known)
+from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Entitlement:
     ownership: Optional[str]
     expiration_reason: Optional[str]
     reason: str
-    evidence: dict
+    evidence: dict[str, Any]                   # rule, transaction_id, candidates
     price_increase: Optional[str] = None       # "pending", "accepted" or None
     revocation_type: Optional[str] = None      # only when revoked, e.g. "REFUND_PRORATED"
     cancellation_reason: Optional[str] = None  # Apple's code as a string: "1" an issue in the app, "0" other
@@ -164,31 +165,31 @@ class JWSResult(Result):
 
     kind: Optional[str] = None
     environment: Union[Environment, str, None] = None
-    transaction: Optional[dict] = None
-    renewal_info: Optional[dict] = None
-    notification: Optional[dict] = None
+    transaction: Optional[Transaction] = None
+    renewal_info: Optional[RenewalInfo] = None
+    notification: Optional[Notification] = None
     signed_date_ms: Optional[int] = None
 
     @property
     def effect(self) -> Optional[str]:
         """The notification's ``effect`` (what its type and subtype do to access), or None."""
-        return (self.notification or {}).get("effect")
+        return None if self.notification is None else self.notification.effect
 
     @property
     def action(self) -> Union[NotificationAction, str, None]:
         """The notification's ``action`` (apply, ignore_duplicate, ignore_stale, send_consumption_info,
         record_only, reject), or None when the token is not a notification."""
-        return known(NotificationAction, (self.notification or {}).get("action"))
+        return None if self.notification is None else self.notification.action
 
     @property
     def notification_type(self) -> Union[NotificationType, str, None]:
         """The notification's ``notification_type`` (e.g. DID_RENEW), or None."""
-        return known(NotificationType, (self.notification or {}).get("notification_type"))
+        return None if self.notification is None else self.notification.notification_type
 
     @property
     def notification_subtype(self) -> Union[NotificationSubtype, str, None]:
         """The notification's ``subtype`` (e.g. GRACE_PERIOD), or None."""
-        return known(NotificationSubtype, (self.notification or {}).get("subtype"))
+        return None if self.notification is None else self.notification.subtype
 
 
 @dataclass(frozen=True)
@@ -209,12 +210,12 @@ class APIResult(Result):
     endpoint: Optional[str] = None
     environment: Union[APIEnvironment, str, None] = None
     http_status: Optional[int] = None
-    transactions: list[dict] = field(default_factory=list)
-    renewal_info: list[dict] = field(default_factory=list)
-    app_transaction: Optional[dict] = None
-    notifications: list[dict] = field(default_factory=list)
-    subscription_statuses: list[dict] = field(default_factory=list)
-    status_disagreements: list[dict] = field(default_factory=list)
+    transactions: list[Transaction] = field(default_factory=list)
+    renewal_info: list[RenewalInfo] = field(default_factory=list)
+    app_transaction: Optional[AppTransaction] = None
+    notifications: list[Notification] = field(default_factory=list)
+    subscription_statuses: list[SubscriptionStatus] = field(default_factory=list)
+    status_disagreements: list[SubscriptionStatus] = field(default_factory=list)
     unsigned: Optional[dict] = None
 
     @property
@@ -319,6 +320,10 @@ def _revocation_of(d: dict) -> Optional[dict]:
     return signing.get("revocation") if isinstance(signing, dict) else None
 
 
+def _records(cls: Any, items: Any) -> list:
+    return [cls.from_dict(i) for i in items or [] if isinstance(i, dict)]
+
+
 def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False) -> Result:
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
@@ -338,13 +343,16 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
         return APIResult(**common, action=known(Action, d.get("action", "reject")), retry_after_ms=d.get("retry_after_ms"),
                          next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
                          endpoint=d.get("endpoint"), environment=known(APIEnvironment, d.get("environment")), http_status=d.get("http_status"),
-                         transactions=list(d.get("transactions") or []), renewal_info=list(d.get("renewal_info") or []),
-                         app_transaction=d.get("app_transaction"), notifications=list(d.get("notifications") or []),
-                         subscription_statuses=list(d.get("subscription_statuses") or []),
-                         status_disagreements=list(d.get("status_disagreements") or []), unsigned=d.get("unsigned"))
+                         transactions=_records(Transaction, d.get("transactions")),
+                         renewal_info=_records(RenewalInfo, d.get("renewal_info")),
+                         app_transaction=AppTransaction.maybe(d.get("app_transaction")),
+                         notifications=_records(Notification, d.get("notifications")),
+                         subscription_statuses=_records(SubscriptionStatus, d.get("subscription_statuses")),
+                         status_disagreements=_records(SubscriptionStatus, d.get("status_disagreements")),
+                         unsigned=d.get("unsigned"))
     if jws:
-        return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=d.get("transaction"),
-                         renewal_info=d.get("renewal_info"), notification=d.get("notification"),
+        return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=Transaction.maybe(d.get("transaction")),
+                         renewal_info=RenewalInfo.maybe(d.get("renewal_info")), notification=Notification.maybe(d.get("notification")),
                          signed_date_ms=d.get("signed_date_ms"))
     if response:
         return ResponseResult(**common, status=d.get("status"), action=known(Action, d.get("action", "reject")),

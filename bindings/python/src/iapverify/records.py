@@ -1,0 +1,377 @@
+"""Typed, frozen views of the records a result carries: transactions, renewal infos, notifications,
+app transactions and subscription statuses (docs/results.md).
+
+Each record has a typed snake_case attribute per documented member, Apple's camelCase name as a
+read-only alias (``t.transactionId``, ``t.expiresDate`` in milliseconds, ``n.notificationUUID``),
+and ``extra``: the members this package does not name (a newer library's), kept as they are.
+
+A record is also a read-only ``Mapping`` over the JSON object the library wrote: ``t["transaction_id"]``,
+``t.get(...)``, ``keys()``, ``items()``, ``in``, ``len``, ``dict(t)``. Item access gives the JSON values
+(plain strings, nested objects as dicts); attributes give the typed ones (enums, nested records).
+``to_dict()`` returns a copy of that JSON object, unchanged: store it, or feed it back to the library.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json as _json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterator, Optional, Union
+
+from .enums import EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType, known
+
+__all__ = ["Record", "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus", "plain"]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _to_json(value: Any) -> Any:
+    """A field's value as JSON: records as their objects, enums as their strings, tuples as lists."""
+    if isinstance(value, Record):
+        return value._json_object()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """``json.dumps(..., default=plain)``: a record as the JSON object the library wrote, any other
+    mapping as a dict. Anything else is a TypeError, as json.dumps says by default."""
+    if isinstance(value, Record):
+        return value._json_object()
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+class Record(Mapping):
+    """The base of the record classes: the Mapping protocol, ``to_dict()``, ``from_dict()``, aliases.
+
+    Subclasses are ``@dataclass(frozen=True, eq=False)`` whose last field is ``extra``; they set
+    ``_KEYS`` (field -> JSON key, where they differ), ``_APPLE`` (Apple's name -> field),
+    ``_CONVERT`` (field -> how to type the JSON value) and ``_ALWAYS`` (the JSON keys written even
+    when null, for a record built by hand).
+    """
+
+    _KEYS: ClassVar[dict[str, str]] = {}
+    _APPLE: ClassVar[dict[str, str]] = {}
+    _CONVERT: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    _ALWAYS: ClassVar[frozenset[str]] = frozenset()
+
+    extra: dict[str, Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for apple, name in cls._APPLE.items():
+            if apple != name and apple not in cls.__dict__:
+                setattr(cls, apple, property(lambda self, _name=name: getattr(self, _name),
+                                             doc=f"Apple's ``{apple}``: the same value as ``{name}``."))
+
+    # -- building --------------------------------------------------------------------------------
+
+    @classmethod
+    def _fields(cls) -> "tuple[dataclasses.Field, ...]":
+        cached = cls.__dict__.get("_field_list")
+        if cached is None:
+            cached = tuple(f for f in dataclasses.fields(cls) if f.name != "extra")
+            cls._field_list = cached
+        return cached
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+        """The record of one JSON object as the library writes it. Missing members take their
+        defaults; members this class does not name go to ``extra``. Nothing is refused."""
+        if isinstance(d, cls):
+            return d
+        if isinstance(d, Record):
+            d = d._json_object()
+        elif not isinstance(d, dict):
+            d = dict(d)
+        values: dict[str, Any] = {}
+        known_keys = set()
+        for f in cls._fields():
+            key = cls._KEYS.get(f.name, f.name)
+            known_keys.add(key)
+            if key in d:
+                value = d[key]
+                convert = cls._CONVERT.get(f.name)
+                values[f.name] = convert(value) if convert is not None and value is not None else value
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                values[f.name] = None
+        record = cls(**values, extra={k: v for k, v in d.items() if k not in known_keys})
+        object.__setattr__(record, "_json", d)
+        return record
+
+    @classmethod
+    def maybe(cls, d: Optional[Mapping[str, Any]]) -> Any:
+        """``from_dict(d)``, or None for None (or anything that is not a JSON object)."""
+        return cls.from_dict(d) if isinstance(d, Mapping) else None
+
+    def _json_object(self) -> dict:
+        """The JSON object itself (not a copy): the library's, or one made from the fields."""
+        d = self.__dict__.get("_json")
+        if d is None:
+            d = {}
+            for f in self._fields():
+                value = getattr(self, f.name)
+                key = self._KEYS.get(f.name, f.name)
+                if value is not None or key in self._ALWAYS:
+                    d[key] = _to_json(value)
+            for k, v in self.extra.items():
+                d.setdefault(k, v)
+            object.__setattr__(self, "_json", d)
+        return d
+
+    def to_dict(self) -> dict:
+        """A copy of the JSON object the library wrote (for a record built by hand: one made
+        from its fields), with the library's key names and plain values."""
+        return _copy(self._json_object())
+
+    # -- the read-only Mapping protocol, over the JSON object -----------------------------------
+
+    def __getitem__(self, key: str) -> Any:
+        return self._json_object()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json_object())
+
+    def __len__(self) -> int:
+        return len(self._json_object())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._json_object()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._json_object().get(key, default)
+
+    def keys(self):  # type: ignore[override]
+        return self._json_object().keys()
+
+    def items(self):  # type: ignore[override]
+        return self._json_object().items()
+
+    def values(self):  # type: ignore[override]
+        return self._json_object().values()
+
+    # -- equality: the same JSON object ----------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Record):
+            return type(self) is type(other) and self._json_object() == other._json_object()
+        if isinstance(other, Mapping):
+            return self._json_object() == dict(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, _json.dumps(self._json_object(), sort_keys=True, default=plain)))
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _environment(value: Any) -> Any:
+    return known(Environment, value)
+
+
+@dataclass(frozen=True, eq=False)
+class Transaction(Record):
+    """A normalised transaction (docs/results.md#normalised-transactions). Dates are Unix
+    milliseconds; ids are strings. The StoreKit 2 members are None when Apple did not send them
+    (and for receipt and /verifyReceipt transactions)."""
+
+    transaction_id: str
+    product_id: str
+    original_transaction_id: Optional[str] = None
+    quantity: int = 1
+    purchase_date_ms: Optional[int] = None
+    original_purchase_date_ms: Optional[int] = None
+    expires_date_ms: Optional[int] = None
+    cancellation_date_ms: Optional[int] = None
+    cancellation_reason: Optional[str] = None          # Apple's code as a string: "1" an issue in the app, "0" other
+    web_order_line_item_id: Optional[str] = None
+    is_trial_period: bool = False
+    is_in_intro_offer_period: bool = False
+    is_upgraded: bool = False
+    promotional_offer_id: Optional[str] = None
+    in_app_ownership_type: Optional[str] = None        # PURCHASED, FAMILY_SHARED
+    subscription_group_identifier: Optional[str] = None
+    # StoreKit 2, only when Apple sent them
+    signed_date_ms: Optional[int] = None
+    revocation_type: Optional[str] = None              # REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE, ASSIGNMENT_REVOKE
+    revocation_percentage: Optional[int] = None        # milliunits of a percent
+    offer_type: Optional[int] = None                   # 1 introductory, 2 promotional, 3 offer code, 4 win-back
+    offer_discount_type: Optional[str] = None
+    offer_period: Optional[str] = None
+    price: Optional[int] = None                        # milliunits of currency
+    currency: Optional[str] = None
+    storefront: Optional[str] = None
+    storefront_id: Optional[str] = None
+    app_account_token: Optional[str] = None
+    app_transaction_id: Optional[str] = None
+    transaction_reason: Optional[str] = None           # PURCHASE, RENEWAL
+    type: Optional[str] = None                         # Auto-Renewable Subscription, Non-Consumable, ...
+    environment: Union[Environment, str, None] = None
+    billing_plan_type: Optional[str] = None
+    commitment: Optional[dict[str, int]] = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _CONVERT = {"environment": _environment}
+    _ALWAYS = frozenset(("quantity", "product_id", "transaction_id", "original_transaction_id", "purchase_date_ms",
+                         "original_purchase_date_ms", "expires_date_ms", "cancellation_date_ms", "cancellation_reason",
+                         "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period", "is_upgraded",
+                         "promotional_offer_id", "in_app_ownership_type", "subscription_group_identifier"))
+    _APPLE = {"transactionId": "transaction_id", "productId": "product_id", "originalTransactionId": "original_transaction_id",
+              "purchaseDate": "purchase_date_ms", "originalPurchaseDate": "original_purchase_date_ms",
+              "expiresDate": "expires_date_ms", "revocationDate": "cancellation_date_ms",
+              "revocationReason": "cancellation_reason", "webOrderLineItemId": "web_order_line_item_id",
+              "isUpgraded": "is_upgraded", "offerIdentifier": "promotional_offer_id",
+              "inAppOwnershipType": "in_app_ownership_type", "subscriptionGroupIdentifier": "subscription_group_identifier",
+              "signedDate": "signed_date_ms", "revocationType": "revocation_type",
+              "revocationPercentage": "revocation_percentage", "offerType": "offer_type",
+              "offerDiscountType": "offer_discount_type", "offerPeriod": "offer_period", "storefrontId": "storefront_id",
+              "appAccountToken": "app_account_token", "appTransactionId": "app_transaction_id",
+              "transactionReason": "transaction_reason", "billingPlanType": "billing_plan_type"}
+
+
+@dataclass(frozen=True, eq=False)
+class RenewalInfo(Record):
+    """A normalised renewal info (docs/results.md#normalised-renewal-infos)."""
+
+    original_transaction_id: str
+    product_id: Optional[str] = None
+    auto_renew_product_id: Optional[str] = None
+    auto_renew_status: Optional[bool] = None
+    expiration_intent: Optional[int] = None            # 1 cancelled, 2 billing error, 3 price increase declined, ...
+    is_in_billing_retry_period: Optional[bool] = None
+    grace_period_expires_date_ms: Optional[int] = None
+    price_consent_status: Optional[str] = None
+    # only when Apple sent them
+    price_increase_status: Optional[int] = None        # 0 pending, 1 accepted
+    signed_date_ms: Optional[int] = None
+    renewal_price: Optional[int] = None                # milliunits of currency
+    currency: Optional[str] = None
+    offer_type: Optional[int] = None
+    offer_identifier: Optional[str] = None
+    offer_discount_type: Optional[str] = None
+    offer_period: Optional[str] = None
+    renewal_date_ms: Optional[int] = None
+    recent_subscription_start_date_ms: Optional[int] = None
+    eligible_win_back_offer_ids: Optional[tuple[str, ...]] = None
+    app_account_token: Optional[str] = None
+    app_transaction_id: Optional[str] = None
+    environment: Union[Environment, str, None] = None
+    renewal_billing_plan_type: Optional[str] = None
+    commitment: Optional[dict[str, Any]] = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _CONVERT = {"environment": _environment, "eligible_win_back_offer_ids": _tuple}
+    _ALWAYS = frozenset(("original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
+                         "expiration_intent", "is_in_billing_retry_period", "grace_period_expires_date_ms",
+                         "price_consent_status"))
+    _APPLE = {"originalTransactionId": "original_transaction_id", "productId": "product_id",
+              "autoRenewProductId": "auto_renew_product_id", "autoRenewStatus": "auto_renew_status",
+              "expirationIntent": "expiration_intent", "isInBillingRetryPeriod": "is_in_billing_retry_period",
+              "gracePeriodExpiresDate": "grace_period_expires_date_ms", "priceIncreaseStatus": "price_increase_status",
+              "signedDate": "signed_date_ms", "renewalPrice": "renewal_price", "offerType": "offer_type",
+              "offerIdentifier": "offer_identifier", "offerDiscountType": "offer_discount_type",
+              "offerPeriod": "offer_period", "renewalDate": "renewal_date_ms",
+              "recentSubscriptionStartDate": "recent_subscription_start_date_ms",
+              "eligibleWinBackOfferIds": "eligible_win_back_offer_ids", "appAccountToken": "app_account_token",
+              "appTransactionId": "app_transaction_id", "renewalBillingPlanType": "renewal_billing_plan_type"}
+
+
+@dataclass(frozen=True, eq=False)
+class Notification(Record):
+    """An App Store Server Notification: a JWS result's ``notification`` (with ``action`` and the
+    verified nested ``transaction`` and ``renewal_info``), or an item of an API result's
+    ``notifications`` (without them: None)."""
+
+    notification_type: Union[NotificationType, str]
+    subtype: Union[NotificationSubtype, str, None] = None
+    notification_uuid: Optional[str] = None
+    signed_date_ms: Optional[int] = None
+    effect: Optional[str] = None                       # what the type and subtype do (docs/storekit2.md)
+    action: Union[NotificationAction, str, None] = None
+    transaction: Optional[Transaction] = None
+    renewal_info: Optional[RenewalInfo] = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _CONVERT = {"notification_type": lambda v: known(NotificationType, v),
+                "subtype": lambda v: known(NotificationSubtype, v),
+                "action": lambda v: known(NotificationAction, v),
+                "transaction": Transaction.maybe, "renewal_info": RenewalInfo.maybe}
+    _ALWAYS = frozenset(("notification_type", "subtype", "notification_uuid", "signed_date_ms", "effect"))
+    _APPLE = {"notificationType": "notification_type", "notificationUUID": "notification_uuid",
+              "signedDate": "signed_date_ms"}
+
+
+_APP = {"receipt_type": "receiptType", "environment": "environment", "app_apple_id": "appAppleId",
+        "bundle_id": "bundleId", "application_version": "applicationVersion",
+        "original_application_version": "originalApplicationVersion",
+        "version_external_identifier": "versionExternalIdentifier", "receipt_creation_date_ms": "receiptCreationDate",
+        "original_purchase_date_ms": "originalPurchaseDate", "preorder_date_ms": "preorderDate",
+        "signed_date_ms": "signedDate", "device_verification": "deviceVerification",
+        "device_verification_nonce": "deviceVerificationNonce", "app_transaction_id": "appTransactionId",
+        "original_platform": "originalPlatform"}
+
+
+@dataclass(frozen=True, eq=False)
+class AppTransaction(Record):
+    """An API result's ``app_transaction``: the verified payload, whose JSON keys are Apple's own
+    (``appAppleId``, ``receiptCreationDate``...); item access uses those names, attributes
+    both the snake_case ones below and Apple's. Dates are Unix milliseconds, as Apple signs them."""
+
+    bundle_id: Optional[str] = None
+    receipt_type: Union[Environment, str, None] = None
+    environment: Union[Environment, str, None] = None
+    app_apple_id: Optional[int] = None
+    application_version: Optional[str] = None
+    original_application_version: Optional[str] = None
+    version_external_identifier: Optional[int] = None
+    receipt_creation_date_ms: Optional[int] = None
+    original_purchase_date_ms: Optional[int] = None
+    preorder_date_ms: Optional[int] = None
+    signed_date_ms: Optional[int] = None
+    device_verification: Optional[str] = None
+    device_verification_nonce: Optional[str] = None
+    app_transaction_id: Optional[str] = None
+    original_platform: Optional[str] = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _KEYS = _APP
+    _APPLE = {apple: name for name, apple in _APP.items()}
+    _CONVERT = {"receipt_type": _environment, "environment": _environment}
+
+
+@dataclass(frozen=True, eq=False)
+class SubscriptionStatus(Record):
+    """An item of an API result's ``subscription_statuses`` (or ``status_disagreements``): Apple's
+    status of one subscription beside the entitlement engine's state (docs/server-api.md)."""
+
+    original_transaction_id: str
+    subscription_group_identifier: Optional[str] = None
+    apple_status: Optional[int] = None                 # Apple's status: 1 active, 2 expired, 3 billing retry, ...
+    apple_state: Optional[str] = None                  # active, expired, billing_retry, grace_period, revoked
+    engine_state: Union[EntitlementState, str, None] = None
+    agrees: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    _CONVERT = {"engine_state": lambda v: known(EntitlementState, v)}
+    _ALWAYS = frozenset(("subscription_group_identifier", "original_transaction_id", "apple_status", "apple_state",
+                         "engine_state", "agrees"))
+    _APPLE = {"originalTransactionId": "original_transaction_id",
+              "subscriptionGroupIdentifier": "subscription_group_identifier", "status": "apple_status"}
