@@ -1,22 +1,5 @@
 // Per-call options. An unknown key or a wrong type is IAPV_E_INVALID_ARGUMENT.
 
-public struct PendingOrder: Sendable, Equatable {
-    public var orderID: String
-    public var productID: String
-    public var createdMs: Int64
-
-    public init(orderID: String, productID: String, createdMs: Int64) {
-        self.orderID = orderID
-        self.productID = productID
-        self.createdMs = createdMs
-    }
-}
-
-/// Which /verifyReceipt host answered.
-public enum AppleEndpoint: String, Sendable {
-    case production, sandbox
-}
-
 /// Which entry point options are for: each reads its own keys and refuses the others.
 public enum OptionsEntry: Sendable {
     /// Receipts, /verifyReceipt responses, entitlement input and JWS.

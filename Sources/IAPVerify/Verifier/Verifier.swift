@@ -1,16 +1,6 @@
 // The verifier: an immutable object built once from a config and shared by any number of
 // threads. It owns the trust anchors and the verified-chain cache; every call is independent.
 
-/// How checks 2–7 are carried out. `.reference` exists so that the fast path can always be
-/// checked against OpenSSL's own PKCS7_verify; hosts never choose it.
-@_spi(Testing)
-public enum CryptoPath: Sendable {
-    /// Own DER walk, verified-chain cache, one signature verification per call.
-    case cached
-    /// d2i_PKCS7 + PKCS7_verify with a per-call store, then the same marker policy.
-    case reference
-}
-
 public final class Verifier: Sendable {
     public let config: VerifierConfig
     let anchors: TrustAnchors

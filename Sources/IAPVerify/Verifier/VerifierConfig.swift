@@ -1,25 +1,6 @@
 // The verifier configuration, parsed strictly from JSON once per verifier.
 // Unknown keys and wrong types are IAPV_E_CONFIG with a message naming the key.
 
-/// Where a receipt was issued, as the accept-set names it.
-public enum ReceiptEnvironment: String, Sendable, CaseIterable {
-    case production = "Production"
-    case sandbox = "Sandbox"
-    case xcode = "Xcode"
-}
-
-/// When to check the receipt's device hash (attribute 5).
-public enum DeviceCheckPolicy: String, Sendable {
-    case ifGiven = "if_given"
-    case required
-    case off
-}
-
-public enum GracePeriodPolicy: String, Sendable {
-    case honor
-    case ignore
-}
-
 public struct VerifierConfig: Sendable {
     /// `"*"` accepts any app, and results then say the bundle was not checked.
     public var bundleID: String

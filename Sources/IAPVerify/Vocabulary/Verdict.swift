@@ -61,10 +61,3 @@ extension VerificationResult {
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
 }
-
-/// What the C boundary needs of every result: the decision and the result JSON as the writer's
-/// own block (taken over without a copy). Every entry point's report conforms, so one export
-/// wrapper serves them all.
-package protocol RenderedResult: VerificationResult {
-    func resultText() -> JSONText
-}
