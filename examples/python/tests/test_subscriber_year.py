@@ -26,7 +26,7 @@ from support import ROOT, Cluster, get, operator_headers, post, user_headers
 
 FAKE_DIR = ROOT / "Tests" / "shared" / "fakeapple"
 sys.path.insert(0, str(FAKE_DIR))
-from fakeapi import FakeAppleAPI, sign_notification  # noqa: E402
+from fakeapi import FakeAppleAPI, sign_jws, sign_notification  # noqa: E402
 
 T0 = 1_767_225_600_000                  # 2026-01-01T00:00:00Z
 DAY = 86_400_000
@@ -167,7 +167,7 @@ def run_year(tmp_path: Path, api: FakeAppleAPI, database_url: str, way: str) -> 
         status, body = post(front + "/storekit2/transactions", {"transaction_id": FAMILY}, headers=user_headers(BOB))
         assert status == 200, body
         oracle.add_transaction(BOB, iapverify.Verifier(config()).verify_jws(
-            FakeAppleAPI_sign(shared), now_ms=T0).transaction)
+            sign_jws(shared, FAKE_DIR), now_ms=T0).transaction)
 
         order = list(range(len(steps)))
         if way == "shuffled":
@@ -219,11 +219,6 @@ def run_year(tmp_path: Path, api: FakeAppleAPI, database_url: str, way: str) -> 
         raise
     finally:
         cluster.stop()
-
-
-def FakeAppleAPI_sign(payload: dict) -> str:
-    from fakeapi import sign_jws
-    return sign_jws(payload, FAKE_DIR)
 
 
 @pytest.mark.parametrize("way", ["in_order", "shuffled", "twice", "dropped"])
