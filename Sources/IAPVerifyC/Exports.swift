@@ -151,11 +151,11 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 // MARK: - Calls
 
 /// The one shape of every verifying call: check arguments, parse options, run, box the result.
-private func answer<R: RenderedResult>(_ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
-                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
-                                       _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
-                                       entry: OptionsEntry = .general,
-                                       _ run: (Verifier, UnsafeRawBufferPointer, CallOptions) throws(IAPVFailure) -> R) -> Int32 {
+private func answer<R: RenderedResult, Options: EntryOptions>(
+    _ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
+    _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
+    _ run: (Verifier, UnsafeRawBufferPointer, Options) throws(IAPVFailure) -> R) -> Int32 {
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let verifier = verifier(v) else { return fail(err, IAPVFailure(.invalidArgument, "verifier must not be NULL")) }
@@ -166,7 +166,7 @@ private func answer<R: RenderedResult>(_ v: OpaquePointer?, _ input: UnsafePoint
         return fail(err, IAPVFailure(.invalidArgument, "options_json is NULL but options_len is not 0"))
     }
     do {
-        let opts = try verifier.callOptions(json: optionBytes, entry: entry)
+        let opts: Options = try verifier.options(json: optionBytes)
         let report = try run(verifier, bytes, opts)
         guard let result = ResultBox(verdict: report.verdict.rawValue, json: report.resultText(), isValid: report.isValid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
@@ -183,7 +183,7 @@ public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UI
                                 _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                 _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                 _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+    answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts: ReceiptOptions) throws(IAPVFailure) in
         try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -193,7 +193,7 @@ public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<U
                                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                     _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: ResponseOptions) throws(IAPVFailure) in
         try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -203,7 +203,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                       _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+    answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts: HostState) throws(IAPVFailure) in
         try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -213,7 +213,7 @@ public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _
                             _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts) throws(IAPVFailure) in
+    answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts: JWSOptions) throws(IAPVFailure) in
         try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -223,7 +223,7 @@ public func iapv_interpret_api_response(_ v: OpaquePointer?, _ body: UnsafePoint
                                         _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                         _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                         _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, body, len, "body", options, optionsLen, out, err, entry: .apiResponse) { (verifier, bytes, opts) throws(IAPVFailure) in
+    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: APIResponseOptions) throws(IAPVFailure) in
         try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
     }
 }

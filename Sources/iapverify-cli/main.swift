@@ -217,11 +217,10 @@ struct VerifierOptions: ParsableArguments {
     }
 
     /// The per-call options in the file `options` (none: the defaults).
-    func callOptions(_ options: String?, for verifier: Verifier, entry: OptionsEntry = .general) throws -> CallOptions {
-        guard let options else { return CallOptions() }
-        let bytes = try IO.read(options)
+    func callOptions<Options: EntryOptions>(_ options: String?, for verifier: Verifier) throws -> Options {
+        let bytes = try options.map { try IO.read($0) } ?? []
         do {
-            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.callOptions(json: raw, entry: entry) }
+            return try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.options(json: raw) }
         } catch let error as IAPVFailure {
             throw UsageFailure(description: "\(error.status.name): \(error.message)")
         }
@@ -249,7 +248,7 @@ struct ReceiptCommand: ParsableCommand {
         let input = try IO.readReceipt(file)
         let now = try common.nowMs()
         let verifier = try common.makeVerifier(checksBundle: true)
-        let options = try common.callOptions(call.options, for: verifier)
+        let options: ReceiptOptions = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyReceipt(raw, options: options, nowMs: now)
         }
@@ -279,7 +278,10 @@ struct ResponseCommand: ParsableCommand {
     @Argument(help: "Response body file, or - for stdin.")
     var file: String
 
-    @Option(name: .long, help: "Which endpoint returned the body: production or sandbox.")
+    @Option(name: .long, help: "Which /verifyReceipt host answered: Production or Sandbox.")
+    var environment: String?
+
+    @Option(name: .long, help: ArgumentHelp("Deprecated: the old name of --environment.", visibility: .hidden))
     var endpoint: String?
 
     @Option(name: .long, help: "Which attempt this was (1-based), for the retry back-off.")
@@ -292,12 +294,15 @@ struct ResponseCommand: ParsableCommand {
         let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
         let verifier = try common.makeVerifier(checksBundle: true)
-        var options = try common.callOptions(call.options, for: verifier)
+        var options: ResponseOptions = try common.callOptions(call.options, for: verifier)
         if let endpoint {
-            guard let known = AppleEndpoint(rawValue: endpoint) else {
-                throw UsageFailure(description: "--endpoint must be production or sandbox, got \(endpoint)")
+            IO.warn("--endpoint is deprecated: use --environment \(endpoint.prefix(1).uppercased() + endpoint.dropFirst().lowercased()); --endpoint goes in the next release")
+        }
+        if let name = environment ?? endpoint {
+            guard let known = ServerEnvironment.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+                throw UsageFailure(description: "--environment must be Production or Sandbox, got \(name)")
             }
-            options.endpoint = known
+            options.environment = known
         }
         if let attempt {
             guard attempt >= 1 else { throw UsageFailure(description: "--attempt must be >= 1") }
@@ -324,7 +329,7 @@ struct EntitlementsCommand: ParsableCommand {
         let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
         let verifier = try common.makeVerifier(checksBundle: false)   // stored transactions: no bundle to check
-        let options = try common.callOptions(call.options, for: verifier)
+        let options: HostState = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
@@ -346,7 +351,7 @@ struct JWSCommand: ParsableCommand {
         let input = try IO.jws(try IO.read(file), from: file)
         let now = try common.nowMs()
         let verifier = try common.makeVerifier(checksBundle: true)
-        let options = try common.callOptions(call.options, for: verifier)
+        let options: JWSOptions = try common.callOptions(call.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.verifyJWS(raw, options: options, nowMs: now)
         }
@@ -426,7 +431,7 @@ struct APIResponseCommand: ParsableCommand {
         let input = try IO.json(try IO.read(file), from: file)
         let now = try common.nowMs()
         let verifier = try common.makeVerifier(checksBundle: true)
-        let options = try common.callOptions(self.options, for: verifier, entry: .apiResponse)
+        let options: APIResponseOptions = try common.callOptions(self.options, for: verifier)
         try common.answer(input) { raw throws(IAPVFailure) in
             try verifier.interpretAPIResponse(raw, options: options, nowMs: now)
         }
@@ -452,15 +457,16 @@ struct OCSPRequestCommand: ParsableCommand {
         let now = try common.nowMs()
         // The request is for the signing certificate, whatever the bundle: nothing to say about it.
         let verifier = try common.makeVerifier(checksBundle: false)
-        let options = try common.callOptions(call.options, for: verifier)
         let revocation: RevocationReport?
         let verdict: Verdict
         let reason: String
         do {
             if isJWS {
+                let options: JWSOptions = try common.callOptions(call.options, for: verifier)
                 let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyJWS(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             } else {
+                let options: ReceiptOptions = try common.callOptions(call.options, for: verifier)
                 let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try verifier.verifyReceipt(raw, options: options, nowMs: now) }
                 (revocation, verdict, reason) = (r.revocation, r.verdict, r.judgement.reason)
             }

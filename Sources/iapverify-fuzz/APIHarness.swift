@@ -73,12 +73,12 @@ enum APIHarness {
 
     static func runAPI(_ input: UnsafeRawBufferPointer) {
         guard input.count >= 3 else { return }
-        var options: CallOptions
+        var options: APIResponseOptions
         let body: UnsafeRawBufferPointer
         if input[0] == 0xFF {
             let length = Int(input[1]) << 8 | Int(input[2])
             guard input.count >= 3 + length else { return }
-            guard let parsed = try? CallOptions(json: UnsafeRawBufferPointer(rebasing: input[3..<3 + length]), entry: .apiResponse) else { return }
+            guard let parsed = try? APIResponseOptions(json: UnsafeRawBufferPointer(rebasing: input[3..<3 + length])) else { return }
             options = parsed
             body = UnsafeRawBufferPointer(rebasing: input[(3 + length)...])
         } else {
@@ -86,7 +86,7 @@ enum APIHarness {
             let status = statuses[Int(input[1]) % statuses.count]
             let flags = input[2]
             var json = "{\"endpoint\":\"\(endpoint.rawValue)\",\"http_status\":\(status)"
-            json += ",\"environment\":\"\(flags & 1 == 0 ? "production" : "sandbox")\""
+            json += ",\"environment\":\"\(flags & 1 == 0 ? "Production" : "Sandbox")\""
             json += ",\"attempt\":\(1 + Int(flags >> 1 & 7)),\"delivered_transaction_ids\":[\"1001\"]"
             let pick = Int(flags >> 4)
             var bodyStart = 3
@@ -103,7 +103,7 @@ enum APIHarness {
             json += "}"
             do {
                 options = try Array(json.utf8).withUnsafeBytes { raw throws(IAPVFailure) in
-                    try CallOptions(json: raw, entry: .apiResponse)
+                    try APIResponseOptions(json: raw)
                 }
             } catch {
                 fatalError("the harness's own options were refused: \(error) in \(json)")
@@ -202,7 +202,7 @@ enum APIHarness {
     // MARK: apicall
 
     /// Each host's base URL, as the signer builds it for a call without parameters.
-    static let productionBase = base("production"), sandboxBase = base("sandbox")
+    static let productionBase = base("Production"), sandboxBase = base("Sandbox")
 
     static func base(_ environment: String) -> String {
         let call = "{\"endpoint\":\"test_notification\",\"environment\":\"\(environment)\"}"

@@ -55,10 +55,17 @@ enum Harness {
         }
     }()
 
-    static let options: CallOptions = {
+    /// The host state every target passes (delivered ids and an order), in each entry point's type.
+    static func options<Options: EntryOptions>() -> Options {
         let json = #"{"delivered_transaction_ids":["1"],"orders":[{"order_id":"o","product_id":"p","created_ms":1000}]}"#
-        return (try? Array(json.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }) ?? CallOptions()
-    }()
+        guard let options = try? Array(json.utf8).withUnsafeBytes({ raw throws(IAPVFailure) in try Options(json: raw) }) else {
+            fatalError("the harness's own options were refused")
+        }
+        return options
+    }
+    static let responseOptions: ResponseOptions = options()
+    static let hostState: HostState = options()
+    static let jwsOptions: JWSOptions = options()
 
     static func run(_ input: UnsafeRawBufferPointer) {
         switch target {
@@ -74,15 +81,20 @@ enum Harness {
             }
             _ = fast?.resultJSON()
         case .response:
-            _ = (try? verifier.interpretResponse(input, options: options, nowMs: now))?.resultJSON()
+            _ = (try? verifier.interpretResponse(input, options: responseOptions, nowMs: now))?.resultJSON()
         case .entitlements:
-            _ = (try? verifier.computeEntitlements(input, options: options, nowMs: now))?.resultJSON()
+            _ = (try? verifier.computeEntitlements(input, options: hostState, nowMs: now))?.resultJSON()
         case .config:
             _ = try? VerifierConfig(json: input)
         case .options:
-            _ = try? CallOptions(json: input)
+            // Every entry point's reading of the same bytes.
+            _ = try? ReceiptOptions(json: input)
+            _ = try? ResponseOptions(json: input)
+            _ = try? HostState(json: input)
+            _ = try? JWSOptions(json: input)
+            _ = try? APIResponseOptions(json: input)
         case .jws:
-            _ = (try? verifier.verifyJWS(input, options: options, nowMs: now))?.resultJSON()
+            _ = (try? verifier.verifyJWS(input, options: jwsOptions, nowMs: now))?.resultJSON()
         case .api:
             APIHarness.runAPI(input)
         case .apicall:

@@ -59,14 +59,14 @@ func configError(_ json: String) -> IAPVFailure? {
     }
 }
 
-func options(_ dict: [String: Any]) throws -> CallOptions {
-    if dict.isEmpty { return CallOptions() }
-    let json = try JSONSerialization.data(withJSONObject: dict)
-    return try json.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }
+/// Options as a host writes them, read for the entry point the caller's type names.
+func options<Options: EntryOptions>(_ dict: [String: Any], as _: Options.Type = Options.self) throws -> Options {
+    let json = dict.isEmpty ? Data() : try JSONSerialization.data(withJSONObject: dict)
+    return try json.withUnsafeBytes { raw throws(IAPVFailure) in try Options(json: raw) }
 }
 
 extension Verifier {
-    func verify(_ bytes: [UInt8], now: Int64, options: CallOptions = CallOptions(), path: CryptoPath = .cached) throws -> ReceiptReport {
+    func verify(_ bytes: [UInt8], now: Int64, options: ReceiptOptions = ReceiptOptions(), path: CryptoPath = .cached) throws -> ReceiptReport {
         try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try verifyReceipt(raw, options: options, nowMs: now, path: path) }
     }
 }

@@ -21,18 +21,7 @@ CORE = ROOT / "Sources" / "IAPVerify"
 
 # Arrows the README does not allow yet (folder -> folder it uses), each with the reason it is
 # still here. Remove a line when its refactor lands.
-KNOWN: dict[tuple[str, str], str] = {
-    ("Entitlements", "Verifier"): "computeEntitlements is an extension of Verifier and reads CallOptions",
-    ("Receipt", "Verifier"): "receipt checks are an extension of Verifier and read CallOptions",
-    ("ServerAPI", "Verifier"): "interpretAPIResponse is an extension of Verifier and reads CallOptions",
-    ("StoreKit2", "Verifier"): "verifyJWS is an extension of Verifier and reads CallOptions",
-    ("VerifyReceipt", "Verifier"): "interpretResponse is an extension of Verifier and reads CallOptions",
-    ("Trust", "Verifier"): "revocation(of:) is an extension of Verifier",
-    ("Trust", "JSON"): "ES256 reads the JWS header; the revocation object's writer lives beside it",
-    ("Trust", "StoreKit2"): "ES256 verifies a CompactJWS",
-    ("Trust", "Receipt"): "ChainValidator picks the signer by the receipt's SignerInfo",
-    ("Entitlements", "Receipt"): "Transaction is built from a receipt's InAppPurchase",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 DECL = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|final|indirect)\s+)*"
                   r"(?:struct|enum|class|protocol|typealias|actor)\s+([A-Z]\w*)", re.M)

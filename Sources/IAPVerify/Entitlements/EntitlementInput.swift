@@ -8,10 +8,11 @@ public struct EntitlementInputReport: Sendable {
     public var isValid: Bool { judgement.verdict == .valid }
 }
 
-extension Verifier {
-    public func computeEntitlements(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
-                                    nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
-        try admit(input.count, nowMs: nowMs, what: "input")
+/// Reads the direct input and runs the engine on it; the verifier has checked the size.
+struct EntitlementInputChecker {
+    let engine: EngineSettings
+
+    func compute(_ input: UnsafeRawBufferPointer, host: HostState, nowMs: Int64) -> EntitlementInputReport {
         func malformed(_ why: String) -> EntitlementInputReport {
             EntitlementInputReport(judgement: Judgement(.malformed, why), entitlements: nil)
         }
@@ -36,7 +37,7 @@ extension Verifier {
         } catch {
             return malformed(error.message)
         }
-        let report = entitlements(transactions, renewals: renewals + options.renewalInfo, options: options, nowMs: nowMs)
+        let report = engine.evaluate(transactions, renewals: renewals + host.renewalInfo, host: host, nowMs: nowMs)
         let active = report.entitlements.filter(\.active).count
         return EntitlementInputReport(
             judgement: Judgement(.valid, "\(transactions.count) transactions: \(active) of \(report.entitlements.count) entitlements active"),

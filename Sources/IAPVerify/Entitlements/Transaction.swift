@@ -139,30 +139,6 @@ public struct RenewalCommerceFields: Sendable, Equatable {
 }
 
 extension Transaction {
-    /// A decoded receipt purchase; nil when it lacks the ids the engine needs.
-    init?(_ p: InAppPurchase) {
-        guard let id = p.transactionID, let product = p.productID else { return nil }
-        self.init(transactionID: id, productID: product)
-        originalTransactionID = p.originalTransactionID
-        quantity = p.quantity ?? 1
-        purchaseDateMs = p.purchaseDateMs
-        originalPurchaseDateMs = p.originalPurchaseDateMs
-        expiresDateMs = p.expiresDateMs
-        cancellationDateMs = p.cancellationDateMs
-        isTrialPeriod = p.isTrialPeriod ?? false
-        isInIntroOfferPeriod = p.isInIntroOfferPeriod ?? false
-        webOrderLineItemID = p.webOrderLineItemID
-        promotionalOfferID = p.promotionalOfferID
-    }
-
-    /// The receipt's purchases that carry the ids the engine needs, in one allocation.
-    static func all(_ purchases: [InAppPurchase]) -> [Transaction] {
-        var out: [Transaction] = []
-        out.reserveCapacity(purchases.count)
-        for p in purchases { if let t = Transaction(p) { out.append(t) } }
-        return out
-    }
-
     /// When two records share a transaction id, the one that revokes or reaches further wins,
     /// so the choice never depends on input order and never grants more than either record.
     /// True when `b` wins over `a`.

@@ -200,6 +200,12 @@ struct JSONWriter {
     mutating func optional(_ k: StaticString, _ v: Int64?) { if let v { key(k); int(v) } }
     mutating func optional(_ k: StaticString, _ v: Bool?) { if let v { key(k); bool(v) } }
     mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
+    mutating func field(_ k: StaticString, _ list: [String]) {
+        key(k)
+        beginArray()
+        for s in list { string(s) }
+        endArray()
+    }
     mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 
     private mutating func appendQuoted(_ s: String) {

@@ -5,7 +5,7 @@ public enum ReceiptInspector {
     /// Decodes the container and payload only. Returns the result JSON and whether it decoded.
     public static func inspect(_ input: UnsafeRawBufferPointer) -> (json: [UInt8], decoded: Bool) {
         var report = ReceiptReport()
-        guard let der = Verifier.receiptBytes(input) else {
+        guard let der = ReceiptChecker.receiptBytes(input) else {
             report.fail(.structure, .malformed, input.isEmpty ? "the receipt is empty" : "the receipt is neither DER nor base64")
             return (report.resultJSON(.inspection), false)
         }

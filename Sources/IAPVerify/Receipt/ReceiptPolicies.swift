@@ -4,7 +4,7 @@
 /// What a policy may read: the verifier's config and the call's options and time.
 struct PolicyContext {
     let config: VerifierConfig
-    let options: CallOptions
+    let options: ReceiptOptions
     let nowMs: Int64
 }
 

@@ -11,7 +11,7 @@
 
 import COpenSSL
 
-extension Verifier {
+extension ReceiptChecker {
     func referenceCryptoChecks(_ der: [UInt8], _ report: inout ReceiptReport) -> Bool {
         defer { ERR_clear_error() }
         var consumed = 0

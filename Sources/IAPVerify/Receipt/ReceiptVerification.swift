@@ -4,24 +4,12 @@
 
 import COpenSSL
 
-extension Verifier {
-    /// Verifies a receipt (DER or base64) at `nowMs`.
-    /// A non-valid verdict is a normal return; a thrown `IAPVFailure` means the call could not answer.
-    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
-                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
-        try verifyReceipt(input, options: options, nowMs: nowMs, path: .cached)
-    }
-
-    /// The same from any byte collection (a Swift server's `[UInt8]`, `ArraySlice`, ...).
-    public func verifyReceipt(_ bytes: some Collection<UInt8>, options: CallOptions = CallOptions(),
-                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
-        try Self.withBytes(bytes) { raw throws(IAPVFailure) in try verifyReceipt(raw, options: options, nowMs: nowMs) }
-    }
+/// Verifies receipts with the verifier's rules.
+struct ReceiptChecker: Checker {
+    let context: CheckContext
 
     /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
-    @_spi(Testing)
-    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
-                              nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
+    func verify(_ input: UnsafeRawBufferPointer, options: ReceiptOptions, nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
         try admit(0, nowMs: nowMs, what: "receipt")
         if config.deviceCheck == .required, options.deviceID == nil {
             throw .argument("device_check is \"required\" but the call passed no options.device_id")
@@ -42,8 +30,8 @@ extension Verifier {
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
         if report.isValid, let payload = report.payload {
-            report.entitlements = entitlements(Transaction.all(payload.inApp), renewals: options.renewalInfo,
-                                               options: options, nowMs: nowMs)
+            report.entitlements = entitlements(Transaction.all(payload.inApp), renewals: options.host.renewalInfo,
+                                               host: options.host, nowMs: nowMs)
         }
         return report
     }
@@ -96,9 +84,7 @@ extension Verifier {
 
     func isXcode(_ report: ReceiptReport) -> Bool { ReceiptEnvironment(appleName: report.payload?.receiptType) == .xcode }
 
-    func anchorsFor(_ report: ReceiptReport) -> TrustAnchors {
-        isXcode(report) ? (xcodeAnchors ?? anchors) : anchors
-    }
+    func anchorsFor(_ report: ReceiptReport) -> TrustAnchors { context.anchors(xcode: isXcode(report)) }
 
     // MARK: - Cached path
 
@@ -126,7 +112,7 @@ extension Verifier {
         let verified: VerifiedChain
         switch cache.verifiedChain(for: key, certificates: envelope.certificates, atMs: created, instant: .receiptCreation,
                                    anchors: anchorsFor(report), applePolicy: !xcode,
-                                   signer: { ChainValidator.signerIndex(envelope.signer, in: $0) }) {
+                                   signer: { ChainValidator.signerIndex(issuer: envelope.signer.issuer, serial: envelope.signer.serial, in: $0) }) {
         case .success(let chain): verified = chain
         case .failure(let refusal):
             record(refusal, &report)
@@ -164,7 +150,7 @@ extension Verifier {
 
     // MARK: - Checks 8–13
 
-    private func policyChecks(options: CallOptions, nowMs: Int64, _ report: inout ReceiptReport) {
+    private func policyChecks(options: ReceiptOptions, nowMs: Int64, _ report: inout ReceiptReport) {
         guard let payload = report.payload else { return }
         let context = PolicyContext(config: config, options: options, nowMs: nowMs)
         for policy in ReceiptPolicies.all {

@@ -3,27 +3,19 @@
 // host sends it as is. Every id and filter is validated; ids that could change the path are
 // refused rather than escaped.
 
-/// Which App Store Server API host a request goes to.
-public enum APIEnvironment: String, Sendable {
-    case production, sandbox
-
-    /// The hosts Apple recommends since 2026-05-05.
+extension ServerEnvironment {
+    /// The App Store Server API hosts Apple recommends since 2026-05-05.
     public var baseURL: String {
         switch self {
         case .production: return "https://api.storekit.apple.com"
         case .sandbox: return "https://api.storekit-sandbox.apple.com"
         }
     }
-
-    /// The environment a signed item from this host must name.
-    var receiptEnvironment: ReceiptEnvironment {
-        self == .production ? .production : .sandbox
-    }
 }
 
 public struct APIRequest: Sendable {
     public var endpoint: APIEndpoint
-    public var environment: APIEnvironment
+    public var environment: ServerEnvironment
     public var method: String
     public var url: String
     /// In the order they should be sent.
@@ -31,6 +23,8 @@ public struct APIRequest: Sendable {
     /// The JSON body, exactly as it must be sent; nil when the endpoint has none.
     public var body: [UInt8]?
     public var tokenExpiresAtMs: Int64
+    /// Old spellings the call used, each with what to write instead.
+    public var deprecations: [String] = []
 
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (body?.count ?? 0) * 2)
@@ -45,6 +39,7 @@ public struct APIRequest: Sendable {
         w.endObject()
         w.field("body", body.map { String(decoding: $0, as: UTF8.self) })
         w.field("token_expires_at_ms", tokenExpiresAtMs)
+        w.field("deprecations", deprecations)
         w.endObject()
         return w.bytes
     }
@@ -57,7 +52,8 @@ extension Signer {
         let doc = try ConfigJSONDocument(bytes: call, what: "call", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("call: expected a JSON object, got \(doc.root.typeName)") }
         var endpoint: APIEndpoint?
-        var environment = APIEnvironment.production
+        var environment = ServerEnvironment.production
+        var deprecations: [String] = []
         var lifetime = APIToken.defaultLifetimeSeconds
         var parameters: [APIParameter: String] = [:]
         var query: ConfigJSONValue?
@@ -71,8 +67,8 @@ extension Signer {
                 }
                 endpoint = e
             case "environment":
-                guard let s = value.string, let e = APIEnvironment(rawValue: s) else {
-                    throw .argument("call.environment must be \"production\" or \"sandbox\"")
+                guard let s = value.string, let e = ServerEnvironment.parse(s, path: "call.environment", deprecations: &deprecations) else {
+                    throw .argument("call.environment must be \(ServerEnvironment.expected)")
                 }
                 environment = e
             case "token_lifetime_seconds":
@@ -136,7 +132,8 @@ extension Signer {
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer " + token.token), ("Accept", "application/json")]
         if bodyBytes != nil { headers.append(("Content-Type", "application/json")) }
         return APIRequest(endpoint: endpoint, environment: environment, method: spec.method, url: url,
-                          headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs)
+                          headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs,
+                          deprecations: deprecations)
     }
 
     private static func queryPairs(_ query: ConfigJSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {

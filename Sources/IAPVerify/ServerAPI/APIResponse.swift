@@ -40,7 +40,7 @@ public struct NotificationSummary: Sendable {
 public struct APIResponseReport: Sendable {
     public internal(set) var judgement: Judgement
     public var endpoint: APIEndpoint
-    public var environment: APIEnvironment
+    public var environment: ServerEnvironment
     public var httpStatus: Int64
     public var action: APIAction
     public var retryAfterMs: Int64?
@@ -62,10 +62,12 @@ public struct APIResponseReport: Sendable {
     /// OCSP facts of the first signed item's certificate (or of the item that was refused).
     public var revocation: RevocationReport?
     public var entitlements: EntitlementReport?
+    /// Old spellings the options used, each with what to write instead.
+    public var deprecations: [String] = []
 
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
 
-    init(_ verdict: Verdict, _ reason: String, options: CallOptions, endpoint: APIEndpoint, action: APIAction) {
+    init(_ verdict: Verdict, _ reason: String, options: APIResponseOptions, endpoint: APIEndpoint, action: APIAction) {
         self.init(options: options, endpoint: endpoint)
         judgement = Judgement(verdict, reason)
         self.action = action
@@ -73,10 +75,11 @@ public struct APIResponseReport: Sendable {
 
     /// Undecided and rejecting: where a 2xx answer starts, so that a path that forgets to decide
     /// grants nothing. Only `accept(_:)`, after every check, makes it valid.
-    init(options: CallOptions, endpoint: APIEndpoint) {
+    init(options: APIResponseOptions, endpoint: APIEndpoint) {
         judgement = .undecided
         self.endpoint = endpoint
-        environment = options.apiEnvironment
+        environment = options.environment
+        deprecations = options.deprecations
         httpStatus = options.httpStatus ?? 0
         action = .reject
     }
@@ -105,11 +108,14 @@ public struct APIResponseReport: Sendable {
 private let retryableErrorCodes: Set<Int64> = [4040002, 4040004, 4040006, 5000001]
 private let transactionIDNotFound: Int64 = 4040010
 
-extension Verifier {
-    public func interpretAPIResponse(_ body: UnsafeRawBufferPointer, options: CallOptions,
-                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
+/// Interprets App Store Server API answers with the verifier's rules.
+struct APIResponseChecker: Checker {
+    let context: CheckContext
+
+    func interpret(_ body: UnsafeRawBufferPointer, options: APIResponseOptions,
+                   nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
         try admit(body.count, nowMs: nowMs, what: "API answer")
-        guard let endpoint = options.apiEndpoint else {
+        guard let endpoint = options.endpoint else {
             throw .argument("options.endpoint is required: the API endpoint that answered (e.g. \"transaction_history\")")
         }
         guard let http = options.httpStatus else {
@@ -141,10 +147,10 @@ extension Verifier {
                            .fixConfiguration)
         }
         if errorCode == transactionIDNotFound {
-            if options.apiEnvironment == .production, config.environments.contains(.sandbox) {
+            if options.environment == .production, config.environments.contains(.sandbox) {
                 return failure(.wrongEnvironment, "the transaction id is not known in production: ask the sandbox host\(apple)", .retrySandbox)
             }
-            return failure(.rejectedByApple, options.apiEnvironment == .sandbox
+            return failure(.rejectedByApple, options.environment == .sandbox
                 ? "the transaction id is not known in sandbox either: not retrying, no sandbox/production loop\(apple)"
                 : "the transaction id is not known in production, and this config does not accept Sandbox\(apple)", .reject)
         }
@@ -176,13 +182,8 @@ extension Verifier {
                                base: APIResponseReport(options: options, endpoint: endpoint))
     }
 
-    public func interpretAPIResponse(_ body: some Collection<UInt8>, options: CallOptions,
-                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
-        try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretAPIResponse(raw, options: options, nowMs: nowMs) }
-    }
-
     /// A 2xx answer: its shape, then every signed item, then the engine.
-    private func acceptedAPIBody(_ body: UnsafeRawBufferPointer, endpoint: APIEndpoint, options: CallOptions,
+    private func acceptedAPIBody(_ body: UnsafeRawBufferPointer, endpoint: APIEndpoint, options: APIResponseOptions,
                                  nowMs: Int64, base: APIResponseReport) -> APIResponseReport {
         var r = base
         let shape = APIAnswerShape.of(endpoint)
@@ -195,7 +196,7 @@ extension Verifier {
                     return r
                 }
             }
-            r.entitlements = entitlements([], renewals: options.renewalInfo, options: options, nowMs: nowMs)
+            r.entitlements = entitlements([], renewals: options.host.renewalInfo, host: options.host, nowMs: nowMs)
             r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
             return r
         }
@@ -222,8 +223,8 @@ extension Verifier {
         // checked in the order every entry point uses: environment, then bundle.
         if let env = doc.root[literal: "environment"] {
             guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return r }
-            if ReceiptEnvironment(appleName: e) != options.apiEnvironment.receiptEnvironment {
-                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.apiEnvironment.rawValue) host")
+            if ReceiptEnvironment(appleName: e) != options.environment.receiptEnvironment {
+                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
                 return r
             }
         }
@@ -235,7 +236,7 @@ extension Verifier {
             }
         }
 
-        var walker = SignedItemWalker(verifier: self, expected: options.apiEnvironment.receiptEnvironment, nowMs: nowMs,
+        var walker = SignedItemWalker(jws: JWSChecker(context: context), expected: options.environment.receiptEnvironment, nowMs: nowMs,
                                       ocsp: options.ocspResponses)
         do {
             switch endpoint {
@@ -325,17 +326,16 @@ extension Verifier {
         }
         r.signedItems = walker.verified
         r.revocation = walker.revocation
-        r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.renewalInfo, options: options, nowMs: nowMs)
-        r.accept("\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.apiEnvironment.rawValue)"
+        r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.host.renewalInfo, host: options.host, nowMs: nowMs)
+        r.accept("\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.environment.rawValue)"
             + (r.nextPage == nil ? "" : "; Apple has more: call again with next_page"))
         return r
     }
 
     /// The engine's state for one subscription, beside Apple's status for it.
     private func statusCheck(group: String?, original: String, status: Int64, transaction: Transaction,
-                             renewal: RenewalInfo?, options: CallOptions, nowMs: Int64) -> SubscriptionStatusCheck {
-        let report = EntitlementEngine.evaluate(transactions: [transaction], renewals: [renewal].compactMap { $0 },
-                                                catalog: config.products, grace: config.gracePeriod, nowMs: nowMs)
+                             renewal: RenewalInfo?, options: APIResponseOptions, nowMs: Int64) -> SubscriptionStatusCheck {
+        let report = context.engine.evaluate([transaction], renewals: [renewal].compactMap { $0 }, host: HostState(), nowMs: nowMs)
         let state = report.entitlements.first { $0.originalTransactionID == original || $0.transactionID == transaction.transactionID }?.state
         let expected: [EntitlementState]
         switch status {
@@ -370,7 +370,7 @@ struct APIItemFailure: Error {
 /// Verifies each signed item of an answer with the verifier's JWS rules, and checks that it
 /// comes from the environment of the host that answered.
 struct SignedItemWalker {
-    let verifier: Verifier
+    let jws: JWSChecker
     let expected: ReceiptEnvironment
     let nowMs: Int64
     let ocsp: [[UInt8]]
@@ -379,7 +379,7 @@ struct SignedItemWalker {
 
     private mutating func verify(_ text: JSONValue?, _ where_: String, kind: JWSKind) throws -> JWSReport {
         guard let token = text?.string else { throw APIShapeError("\(where_) must be a JWS string") }
-        let report = Array(token.utf8).withUnsafeBytes { verifier.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0, ocsp: ocsp) }
+        let report = Array(token.utf8).withUnsafeBytes { jws.verifySigned($0, nowMs: nowMs, expect: kind, depth: 0, ocsp: ocsp) }
         guard report.isValid else {
             throw APIItemFailure(report.verdict, "\(where_): \(report.judgement.reason)", revocation: report.revocation)
         }

@@ -16,6 +16,7 @@ extension APIResponseReport {
         // A host that reads only the action must still be safe: not valid never says accept.
         w.field("action", isValid || action != .accept && action != .nextPage ? action.rawValue : APIAction.reject.rawValue)
         w.field("retry_after_ms", retryAfterMs)
+        w.field("deprecations", deprecations)
         w.field("error_code", errorCode)
         w.field("error_message", errorMessage)
         w.field("trusted", isValid)

@@ -67,10 +67,12 @@ public struct JWSReport: Sendable {
     mutating func fail(_ verdict: Verdict, _ reason: String) { judgement = Judgement(verdict, reason) }
 }
 
-extension Verifier {
+/// Verifies compact JWS with the verifier's rules.
+struct JWSChecker: Checker {
+    let context: CheckContext
+
     /// Verifies a compact JWS at `nowMs` and decodes it.
-    public func verifyJWS(_ input: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
-                          nowMs: Int64) throws(IAPVFailure) -> JWSReport {
+    func verify(_ input: UnsafeRawBufferPointer, options: JWSOptions, nowMs: Int64) throws(IAPVFailure) -> JWSReport {
         try admit(input.count, nowMs: nowMs, what: "JWS")
         var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0, ocsp: options.ocspResponses)
         guard report.isValid else { return report }
@@ -89,12 +91,12 @@ extension Verifier {
             // An unknown type or subtype changes nothing: its signed data is kept, not applied.
             let changes = n.effect != .unknown
             let txns = changes ? [n.transaction].compactMap { $0 } : []
-            let renewals = (changes ? [n.renewal].compactMap { $0 } : []) + options.renewalInfo
-            report.entitlements = entitlements(txns, renewals: renewals, options: options, nowMs: nowMs)
+            let renewals = (changes ? [n.renewal].compactMap { $0 } : []) + options.host.renewalInfo
+            report.entitlements = entitlements(txns, renewals: renewals, host: options.host, nowMs: nowMs)
         } else {
             report.entitlements = entitlements([report.transaction].compactMap { $0 },
-                                               renewals: [report.renewal].compactMap { $0 } + options.renewalInfo,
-                                               options: options, nowMs: nowMs)
+                                               renewals: [report.renewal].compactMap { $0 } + options.host.renewalInfo,
+                                               host: options.host, nowMs: nowMs)
         }
         return report
     }
@@ -176,7 +178,7 @@ extension Verifier {
         let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
         let verified: VerifiedChain
         switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, instant: .signedDate,
-                                   anchors: xcode ? (xcodeAnchors ?? anchors) : anchors, applePolicy: !xcode,
+                                   anchors: context.anchors(xcode: xcode), applePolicy: !xcode,
                                    signer: { $0.isEmpty ? nil : 0 }) {
         case .success(let chain): verified = chain
         case .failure(let refusal):

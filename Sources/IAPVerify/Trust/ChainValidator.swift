@@ -28,15 +28,15 @@ enum ChainValidator {
     /// from the certificate's (another string type, other letter case). Names are compared the
     /// way OpenSSL's PKCS7_verify finds its signer (X509_NAME_cmp on the canonical form, serials
     /// by value), so that both crypto paths pick the same certificate.
-    static func signerIndex(_ signer: SignerInfo, in certificates: [X509Certificate]) -> Int? {
+    static func signerIndex(issuer issuerName: ArraySlice<UInt8>, serial serialNumber: ArraySlice<UInt8>, in certificates: [X509Certificate]) -> Int? {
         defer { ERR_clear_error() }
-        let issuer: OpaquePointer? = signer.issuer.withUnsafeBufferPointer { buf in
+        let issuer: OpaquePointer? = issuerName.withUnsafeBufferPointer { buf in
             var p: UnsafePointer<UInt8>? = buf.baseAddress
             return d2i_X509_NAME(nil, &p, buf.count)
         }
         guard let issuer else { return nil }
         defer { X509_NAME_free(issuer) }
-        let serial: UnsafeMutablePointer<ASN1_INTEGER>? = signer.serial.withUnsafeBufferPointer { buf in
+        let serial: UnsafeMutablePointer<ASN1_INTEGER>? = serialNumber.withUnsafeBufferPointer { buf in
             var p: UnsafePointer<UInt8>? = buf.baseAddress
             return d2i_ASN1_INTEGER(nil, &p, buf.count)
         }

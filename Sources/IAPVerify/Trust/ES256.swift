@@ -25,23 +25,4 @@ enum ES256 {
         defer { cossl_openssl_free(out) }
         return Array(UnsafeBufferPointer(start: out, count: Int(n)))
     }
-
-    /// A whole compact JWS checked against one key: strict form, `alg` exactly ES256, signature.
-    /// (Apple tokens go through Verifier.verifyJWS, which also validates the x5c chain.)
-    static func verifyCompact(_ token: [UInt8], key: PublicKey) -> Bool {
-        guard case .success(let jws) = token.withUnsafeBytes({ CompactJWS.parse($0) }),
-              case .success(let header) = jws.header.withUnsafeBytes({ JSONDocument.parse($0, what: "header", status: .invalidArgument) }),
-              header.root[literal: "alg"]?.string == "ES256" else { return false }
-        return verify(signature: jws.signature, message: jws.signingInput, key: key)
-    }
-
-    /// A public key from a DER SubjectPublicKeyInfo (test vectors).
-    static func publicKey(spki der: [UInt8]) -> PublicKey? {
-        der.withUnsafeBufferPointer { buf -> PublicKey? in
-            var p: UnsafePointer<UInt8>? = buf.baseAddress
-            guard let k = d2i_PUBKEY(nil, &p, buf.count) else { ERR_clear_error(); return nil }
-            defer { EVP_PKEY_free(k) }
-            return PublicKey(borrowing: k)
-        }
-    }
 }

@@ -161,37 +161,6 @@ enum OCSPCheck {
     }
 }
 
-extension Verifier {
-    /// The revocation facts of a verified chain and, when they refuse it, the verdict and reason.
-    /// A revoked leaf is refused whatever the policy; with `required`, so is a leaf without a
-    /// good, current response.
-    func revocation(of chain: VerifiedChain, responses: [[UInt8]], nowMs: Int64) -> (RevocationReport, (Verdict, String)?) {
-        var report = RevocationReport()
-        guard let target = chain.ocsp else {
-            report.status = responses.isEmpty ? .unchecked : .unknown("the chain has no issuer to name the leaf by")
-            report.reason = "a one-certificate chain has no OCSP identity"
-            return (report, config.revocation == .required ? (.revocationUnknown, "revocation is required, but " + report.reason) : nil)
-        }
-        report.request = target.requestBase64
-        report.responderURL = target.responderURL
-        let (status, why) = OCSPCheck.evaluate(responses, target: target, anchors: anchors, nowMs: nowMs)
-        report.status = status
-        report.reason = why
-        switch status {
-        case .revoked:
-            return (report, (.revoked, "the signing certificate is revoked: " + why))
-        case .good:
-            return (report, nil)
-        case .unchecked, .unknown:
-            guard config.revocation == .required else { return (report, nil) }
-            let fetch = target.responderURL.map { "; POST revocation.request to \($0) and pass the answer in ocsp_responses" }
-                ?? "; the leaf names no OCSP responder"
-            return (report, (.revocationUnknown, "revocation is required and no usable OCSP response was passed"
-                + (responses.isEmpty ? "" : " (\(why))") + fetch))
-        }
-    }
-}
-
 extension JSONWriter {
     mutating func revocation(_ r: RevocationReport?) {
         key("revocation")

@@ -3,13 +3,14 @@
 
 public final class Verifier: Sendable {
     public let config: VerifierConfig
-    let anchors: TrustAnchors
-    /// nil unless `xcode.accept` is true.
-    let xcodeAnchors: TrustAnchors?
-    let cache: ChainCache
+    /// What the checkers read: the config, the anchors, the chain cache.
+    let context: CheckContext
 
     /// Distinct certificate blocks remembered at once; real traffic has a handful.
     public static let chainCacheCapacity = 64
+
+    /// Largest number of attempts before the interpreters say `give_up` (Policy/Retry.swift).
+    public static var maxAttempts: Int64 { RetryAfter.maxAttempts }
 
     public init(config: VerifierConfig) throws(IAPVFailure) {
         var roots: [X509Certificate] = []
@@ -27,18 +28,18 @@ public final class Verifier: Sendable {
         guard !roots.isEmpty else {
             throw .config("config.trust leaves no root: set include_apple_roots to true or add roots_pem")
         }
-        anchors = try TrustAnchors(roots: roots, what: "config.trust roots")
+        let anchors = try TrustAnchors(roots: roots, what: "config.trust roots")
         let xcodeRoots = try TrustAnchors.certificates(fromPEM: config.xcodeRootsPEM, what: "config.xcode.roots_pem")
+        var xcodeAnchors: TrustAnchors?
         if config.xcodeAccept {
             guard !xcodeRoots.isEmpty else {
                 throw .config("config.xcode.accept is true but config.xcode.roots_pem is empty; add Xcode's StoreKit certificate")
             }
             xcodeAnchors = try TrustAnchors(roots: xcodeRoots, what: "config.xcode.roots_pem", requireCA: false)
-        } else {
-            xcodeAnchors = nil
         }
         self.config = config
-        cache = ChainCache(capacity: Self.chainCacheCapacity)
+        context = CheckContext(config: config, anchors: anchors, xcodeAnchors: xcodeAnchors,
+                               cache: ChainCache(capacity: Self.chainCacheCapacity))
     }
 
     public convenience init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
@@ -46,32 +47,57 @@ public final class Verifier: Sendable {
     }
 
     /// Number of chains currently cached (for tests and diagnostics).
-    package var cachedChainCount: Int { cache.count }   // tests and the fuzz harness only
+    package var cachedChainCount: Int { context.cache.count }   // tests and the fuzz harness only
 }
 
+// The entry points: each admits the call, hands it to its domain's checker, and returns the report.
 extension Verifier {
-    /// Per-call options as JSON, capped by `max_input_bytes` like the input they come with: the
-    /// options carry host-supplied lists (delivered ids, orders) that a caller may not size.
-    public func callOptions(json: UnsafeRawBufferPointer, entry: OptionsEntry = .general) throws(IAPVFailure) -> CallOptions {
-        try admit(json.count, what: "options")
-        return try CallOptions(json: json, entry: entry)
+    /// Per-call options as JSON for one entry point, capped by `max_input_bytes` like the input
+    /// they come with: the options carry host-supplied lists (delivered ids, orders) that a caller
+    /// may not size.
+    public func options<Options: EntryOptions>(json: UnsafeRawBufferPointer, as _: Options.Type = Options.self) throws(IAPVFailure) -> Options {
+        try context.admit(json.count, what: "options")
+        return Options(try OptionValues(json: json, for: Options.entryPoint))
     }
 
-    /// What every entry point checks before reading a byte: a usable `now` and the size cap.
-    func admit(_ count: Int, nowMs: Int64? = nil, what: String) throws(IAPVFailure) {
-        if let nowMs, nowMs < 0 { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
-        guard count <= config.maxInputBytes else {
-            throw IAPVFailure(.tooLarge, "the \(what) is \(count) bytes; max_input_bytes is \(config.maxInputBytes)")
-        }
+    /// Verifies a receipt (DER or base64) at `nowMs`.
+    /// A non-valid verdict is a normal return; a thrown `IAPVFailure` means the call could not answer.
+    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: ReceiptOptions = ReceiptOptions(),
+                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
+        try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: .cached)
     }
 
-    /// The entitlement engine with this verifier's catalog and grace policy and the call's host
-    /// state: every entry point ends here with the transactions it trusted.
-    func entitlements(_ transactions: [Transaction], renewals: [RenewalInfo], options: CallOptions,
-                      nowMs: Int64) -> EntitlementReport {
-        EntitlementEngine.evaluate(transactions: transactions, renewals: renewals, catalog: config.products,
-                                   grace: config.gracePeriod, nowMs: nowMs, delivered: options.deliveredTransactionIDs,
-                                   orders: options.orders)
+    /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
+    @_spi(Testing)
+    public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: ReceiptOptions = ReceiptOptions(),
+                              nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
+        try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: path)
+    }
+
+    /// Interprets a /verifyReceipt answer the host received.
+    public func interpretResponse(_ body: UnsafeRawBufferPointer, options: ResponseOptions = ResponseOptions(),
+                                  nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
+        try context.admit(body.count, nowMs: nowMs, what: "response")
+        return try ResponseChecker(context: context).interpret(body, options: options, nowMs: nowMs)
+    }
+
+    /// The entitlements of transactions the host keeps itself (`{"transactions": [...]}`).
+    public func computeEntitlements(_ input: UnsafeRawBufferPointer, options: HostState = HostState(),
+                                    nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
+        try context.admit(input.count, nowMs: nowMs, what: "input")
+        return EntitlementInputChecker(engine: context.engine).compute(input, host: options, nowMs: nowMs)
+    }
+
+    /// Verifies a compact JWS (transaction, renewal info, notification, app transaction).
+    public func verifyJWS(_ input: UnsafeRawBufferPointer, options: JWSOptions = JWSOptions(),
+                          nowMs: Int64) throws(IAPVFailure) -> JWSReport {
+        try JWSChecker(context: context).verify(input, options: options, nowMs: nowMs)
+    }
+
+    /// Interprets an App Store Server API answer the host received.
+    public func interpretAPIResponse(_ body: UnsafeRawBufferPointer, options: APIResponseOptions,
+                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
+        try APIResponseChecker(context: context).interpret(body, options: options, nowMs: nowMs)
     }
 
     /// Runs an entry point on any byte collection (a Swift host's `[UInt8]`, `ArraySlice`, ...).
@@ -82,18 +108,28 @@ extension Verifier {
         return try result.get()
     }
 
-    public func interpretResponse(_ body: some Collection<UInt8>, options: CallOptions = CallOptions(),
+    public func verifyReceipt(_ bytes: some Collection<UInt8>, options: ReceiptOptions = ReceiptOptions(),
+                              nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
+        try Self.withBytes(bytes) { raw throws(IAPVFailure) in try verifyReceipt(raw, options: options, nowMs: nowMs) }
+    }
+
+    public func interpretResponse(_ body: some Collection<UInt8>, options: ResponseOptions = ResponseOptions(),
                                   nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
         try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretResponse(raw, options: options, nowMs: nowMs) }
     }
 
-    public func computeEntitlements(_ input: some Collection<UInt8>, options: CallOptions = CallOptions(),
+    public func computeEntitlements(_ input: some Collection<UInt8>, options: HostState = HostState(),
                                     nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
         try Self.withBytes(input) { raw throws(IAPVFailure) in try computeEntitlements(raw, options: options, nowMs: nowMs) }
     }
 
-    public func verifyJWS(_ token: some Collection<UInt8>, options: CallOptions = CallOptions(),
+    public func verifyJWS(_ token: some Collection<UInt8>, options: JWSOptions = JWSOptions(),
                           nowMs: Int64) throws(IAPVFailure) -> JWSReport {
         try Self.withBytes(token) { raw throws(IAPVFailure) in try verifyJWS(raw, options: options, nowMs: nowMs) }
+    }
+
+    public func interpretAPIResponse(_ body: some Collection<UInt8>, options: APIResponseOptions,
+                                     nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
+        try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretAPIResponse(raw, options: options, nowMs: nowMs) }
     }
 }

@@ -47,6 +47,8 @@ public struct ResponseReport: Sendable {
     public var renewals: [RenewalInfo] = []
     /// Filled only for an accepted, valid body.
     public var entitlements: EntitlementReport?
+    /// Old spellings the options used, each with what to write instead.
+    public var deprecations: [String] = []
 
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
@@ -79,14 +81,18 @@ private func isRetryableStatus(_ s: Int64) -> Bool {
     s == 21002 || s == 21005 || s == 21009 || (21100...21199).contains(s)
 }
 
-extension Verifier {
-    /// Largest number of attempts before the interpreters say `give_up` (Policy/Retry.swift).
-    public static var maxAttempts: Int64 { RetryAfter.maxAttempts }
+/// Interprets /verifyReceipt answers with the verifier's rules.
+struct ResponseChecker: Checker {
+    let context: CheckContext
 
-    public func interpretResponse(_ body: UnsafeRawBufferPointer, options: CallOptions = CallOptions(),
-                                  nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
-        try admit(body.count, nowMs: nowMs, what: "response")
-        let endpoint = options.endpoint ?? .production
+    func interpret(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
+        var report = interpretBody(body, options: options, nowMs: nowMs)
+        report.deprecations = options.deprecations
+        return report
+    }
+
+    private func interpretBody(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) -> ResponseReport {
+        let endpoint = options.environment
         let doc: JSONDocument
         switch JSONDocument.parse(body, what: "the response", status: .invalidArgument) {
         case .success(let d): doc = d
@@ -140,7 +146,7 @@ extension Verifier {
     }
 
     /// Status 0 or 21006: read the body and apply the receipt checks.
-    private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: AppleEndpoint, options: CallOptions,
+    private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: ServerEnvironment, options: ResponseOptions,
                               nowMs: Int64) -> ResponseReport {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
             ResponseReport(verdict, reason, status: status, action: .reject)
@@ -208,7 +214,7 @@ extension Verifier {
         } catch {
             return reject(.malformed, error.message)
         }
-        report.renewals += options.renewalInfo
+        report.renewals += options.host.renewalInfo
 
         // The same policy checks, in the same order, as a receipt and a JWS: environment, then bundle.
         let environment: ReceiptEnvironment?
@@ -235,7 +241,7 @@ extension Verifier {
             r.receipt = report.receipt
             return r
         }
-        report.entitlements = entitlements(report.transactions, renewals: report.renewals, options: options, nowMs: nowMs)
+        report.entitlements = entitlements(report.transactions, renewals: report.renewals, host: options.host, nowMs: nowMs)
         report.accept(status == 21006
             ? "Apple answered 21006: the receipt is valid and its subscription has expired"
             : "Apple accepted the receipt (status 0) for \(bundle ?? "any app") in \(env.rawValue)")

@@ -12,6 +12,7 @@ extension ResponseReport {
         w.field("status", status)
         w.field("action", action.rawValue)
         w.field("retry_after_ms", retryAfterMs)
+        w.field("deprecations", deprecations)
         w.field("environment", environment?.rawValue)
         w.key("receipt")
         if let r = receipt {

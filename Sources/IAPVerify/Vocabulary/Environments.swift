@@ -20,9 +20,25 @@ public enum GracePeriodPolicy: String, Sendable {
     case ignore
 }
 
-/// Which /verifyReceipt host answered.
-public enum AppleEndpoint: String, Sendable {
-    case production, sandbox
+/// Which of Apple's two servers a call goes to or an answer came from, for /verifyReceipt and
+/// the App Store Server API alike, spelled as Apple spells environments.
+public enum ServerEnvironment: String, Sendable, CaseIterable {
+    case production = "Production"
+    case sandbox = "Sandbox"
+
+    /// The environment a receipt or signed item from this server must name.
+    public var receiptEnvironment: ReceiptEnvironment { self == .production ? .production : .sandbox }
+
+    /// Reads a value the host wrote. The lowercase spelling of release 0.1 ("production",
+    /// "sandbox") still works for one release; the note saying so goes to `deprecations`.
+    static func parse(_ text: String, path: String, deprecations: inout [String]) -> ServerEnvironment? {
+        if let e = ServerEnvironment(rawValue: text) { return e }
+        guard let e = allCases.first(where: { $0.rawValue.lowercased() == text }) else { return nil }
+        deprecations.append("\(path) \"\(text)\" is deprecated: write \"\(e.rawValue)\" (Apple's spelling); the lowercase form goes in the next release")
+        return e
+    }
+
+    static let expected = "\"Production\" or \"Sandbox\""
 }
 
 /// How checks 2–7 are carried out. `.reference` exists so that the fast path can always be

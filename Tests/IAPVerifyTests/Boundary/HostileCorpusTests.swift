@@ -37,9 +37,17 @@ final class HostileCorpusTests: XCTestCase {
                 XCTAssertEqual(e?.status.name, expect, note)
                 XCTAssertFalse(e?.message.isEmpty ?? true)
             case "options":
-                XCTAssertThrowsError(try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw) }, note) {
-                    XCTAssertEqual(($0 as? IAPVFailure)?.status.name, expect, note)
+                // Every entry point refuses it, whether or not it reads the key.
+                func refused<Options: EntryOptions>(_: Options.Type) {
+                    XCTAssertThrowsError(try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try Options(json: raw) }, "\(note) (\(Options.entryPoint.rawValue))") {
+                        XCTAssertEqual(($0 as? IAPVFailure)?.status.name, expect, note)
+                    }
                 }
+                refused(ReceiptOptions.self)
+                refused(ResponseOptions.self)
+                refused(HostState.self)
+                refused(JWSOptions.self)
+                refused(APIResponseOptions.self)
             default:
                 XCTFail("unknown entry \(entry)")
             }

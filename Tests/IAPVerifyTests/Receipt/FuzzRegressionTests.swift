@@ -27,7 +27,7 @@ final class FuzzRegressionTests: XCTestCase {
                     case "entitlements": _ = try? v.computeEntitlements(raw, nowMs: jan2030)
                     case "config": _ = try? VerifierConfig(json: raw)
                     case "jws": _ = try? v.verifyJWS(raw, nowMs: jan2030)
-                    default: _ = try? CallOptions(json: raw)
+                    default: _ = try? ResponseOptions(json: raw); _ = try? APIResponseOptions(json: raw)
                     }
                 }
             }

@@ -7,7 +7,7 @@ import XCTest
 @_spi(Testing) @testable import IAPVerify
 
 final class APIResponseTests: XCTestCase {
-    private func interpret(_ body: [UInt8], _ options: CallOptions, verifier: Verifier? = nil,
+    private func interpret(_ body: [UInt8], _ options: APIResponseOptions, verifier: Verifier? = nil,
                            now: Int64 = FakeApple.now) throws -> APIResponseReport {
         let v = try XCTUnwrap(verifier ?? FakeApple.verifier())
         return try v.interpretAPIResponse(body, options: options, nowMs: now)
@@ -102,20 +102,20 @@ final class APIResponseTests: XCTestCase {
         XCTAssertEqual(try interpret(body, apiOptions("transaction_history", status: 200)).verdict, .environmentRejected)
         // Sandbox answers from the sandbox host, with sandbox items, are fine when the config accepts Sandbox...
         body = FakeApple.history([FakeApple.transaction("1", environment: "Sandbox")], environment: "Sandbox")
-        XCTAssertEqual(try interpret(body, apiOptions("transaction_history", status: 200, environment: "sandbox")).verdict, .valid)
+        XCTAssertEqual(try interpret(body, apiOptions("transaction_history", status: 200, environment: "Sandbox")).verdict, .valid)
         // ...and refused when it does not.
         let prodOnly = FakeApple.verifier(environments: ["Production"])
-        XCTAssertEqual(try interpret(body, apiOptions("transaction_history", status: 200, environment: "sandbox"), verifier: prodOnly).verdict,
+        XCTAssertEqual(try interpret(body, apiOptions("transaction_history", status: 200, environment: "Sandbox"), verifier: prodOnly).verdict,
                        .environmentRejected)
     }
 
     func testStatusTable() throws {
         let err = { (code: Int, msg: String) in FakeApple.json(["errorCode": code, "errorMessage": msg]) }
         let now = FakeApple.now
-        let cases: [([UInt8], CallOptions, Verdict, APIAction, Int64?)] = [
+        let cases: [([UInt8], APIResponseOptions, Verdict, APIAction, Int64?)] = [
             ([], apiOptions("transaction_info", status: 401), .configurationError, .fixConfiguration, nil),
             (err(4040010, "Transaction id not found."), apiOptions("transaction_info", status: 404), .wrongEnvironment, .retrySandbox, nil),
-            (err(4040010, "Transaction id not found."), apiOptions("transaction_info", status: 404, environment: "sandbox"), .rejectedByApple, .reject, nil),
+            (err(4040010, "Transaction id not found."), apiOptions("transaction_info", status: 404, environment: "Sandbox"), .rejectedByApple, .reject, nil),
             (err(4290000, "Rate limit exceeded."), apiOptions("transaction_info", status: 429, retryAfter: String(now + 7_500)),
              .temporarilyUnavailable, .retryLater, 7_500),
             (err(4290000, "Rate limit exceeded."), apiOptions("transaction_info", status: 429, retryAfter: String(now - 7_500)),
@@ -216,22 +216,22 @@ final class APIResponseTests: XCTestCase {
     }
 
     func testOptionsBelongToTheirEntryPoint() throws {
-        func parse(_ json: String, _ entry: OptionsEntry) -> IAPVFailure? {
+        func parse<Options: EntryOptions>(_ json: String, _ type: Options.Type) -> IAPVFailure? {
             let bytes = Array(json.utf8)
-            do { _ = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw, entry: entry) }; return nil }
+            do { _ = try bytes.withUnsafeBytes { raw throws(IAPVFailure) in try Options(json: raw) }; return nil }
             catch let e as IAPVFailure { return e } catch { return nil }
         }
-        XCTAssertNil(parse(#"{"endpoint":"transaction_info","http_status":200,"environment":"sandbox","retry_after":"1","attempt":2,"delivered_transaction_ids":["1"]}"#, .apiResponse))
-        XCTAssertNotNil(parse(#"{"endpoint":"production"}"#, .apiResponse))
-        XCTAssertNotNil(parse(#"{"device_id":"00000000-0000-0000-0000-000000000000"}"#, .apiResponse))
-        XCTAssertNotNil(parse(#"{"http_status":200}"#, .general))
-        XCTAssertNotNil(parse(#"{"http_status":99}"#, .apiResponse))
-        XCTAssertNotNil(parse(#"{"retry_after":5}"#, .apiResponse))
-        XCTAssertNil(parse(#"{"endpoint":"sandbox"}"#, .general))
+        XCTAssertNil(parse(#"{"endpoint":"transaction_info","http_status":200,"environment":"Sandbox","retry_after":"1","attempt":2,"delivered_transaction_ids":["1"]}"#, APIResponseOptions.self))
+        XCTAssertNotNil(parse(#"{"endpoint":"production"}"#, APIResponseOptions.self))
+        XCTAssertNotNil(parse(#"{"device_id":"00000000-0000-0000-0000-000000000000"}"#, APIResponseOptions.self))
+        XCTAssertNotNil(parse(#"{"http_status":200}"#, ReceiptOptions.self))
+        XCTAssertNotNil(parse(#"{"http_status":99}"#, APIResponseOptions.self))
+        XCTAssertNotNil(parse(#"{"retry_after":5}"#, APIResponseOptions.self))
+        XCTAssertNil(parse(#"{"endpoint":"sandbox"}"#, ResponseOptions.self))
         let v = try XCTUnwrap(FakeApple.verifier())
-        XCTAssertThrowsError(try v.interpretAPIResponse([UInt8](), options: CallOptions(), nowMs: 0))
-        var o = CallOptions()
-        o.apiEndpoint = .transactionInfo
+        XCTAssertThrowsError(try v.interpretAPIResponse([UInt8](), options: APIResponseOptions(), nowMs: 0))
+        var o = APIResponseOptions()
+        o.endpoint = .transactionInfo
         XCTAssertThrowsError(try v.interpretAPIResponse([UInt8](), options: o, nowMs: 0))
     }
 }

@@ -78,13 +78,13 @@ enum FakeApple {
 }
 
 /// Options for an API answer, as JSON the way a host passes them.
-func apiOptions(_ endpoint: String, status: Int, environment: String = "production", retryAfter: String? = nil,
-                attempt: Int = 1, extra: [String: Any] = [:]) -> CallOptions {
+func apiOptions(_ endpoint: String, status: Int, environment: String = "Production", retryAfter: String? = nil,
+                attempt: Int = 1, extra: [String: Any] = [:]) -> APIResponseOptions {
     var o: [String: Any] = ["endpoint": endpoint, "http_status": status, "environment": environment, "attempt": attempt]
     if let retryAfter { o["retry_after"] = retryAfter }
     for (k, v) in extra { o[k] = v }
     let bytes = FakeApple.json(o)
-    return try! bytes.withUnsafeBytes { raw throws(IAPVFailure) in try CallOptions(json: raw, entry: .apiResponse) }
+    return try! bytes.withUnsafeBytes { raw throws(IAPVFailure) in try APIResponseOptions(json: raw) }
 }
 
 /// The result document as a dictionary.

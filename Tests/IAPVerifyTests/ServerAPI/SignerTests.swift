@@ -127,7 +127,7 @@ final class SignerTests: XCTestCase {
     }
 
     func testHostsQueryAndBody() throws {
-        var r = try build(["endpoint": "transaction_history", "environment": "sandbox", "transaction_id": "2001", "revision": "a+b/c=",
+        var r = try build(["endpoint": "transaction_history", "environment": "Sandbox", "transaction_id": "2001", "revision": "a+b/c=",
                            "query": ["productType": ["AUTO_RENEWABLE", "CONSUMABLE"], "revoked": false, "startDate": 1_700_000_000_000,
                                      "productId": "pro monthly"]]).get()
         XCTAssertEqual(r.url, "https://api.storekit-sandbox.apple.com/inApps/v2/history/2001?revision=a%2Bb%2Fc%3D"
@@ -142,8 +142,14 @@ final class SignerTests: XCTestCase {
         }()
         XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1"], signer: split).get().url,
                        "http://127.0.0.1:8001/inApps/v1/transactions/1")
-        XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1", "environment": "sandbox"], signer: split).get().url,
+        XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1", "environment": "Sandbox"], signer: split).get().url,
                        "http://localhost:8002/inApps/v1/transactions/1")
+        // Release 0.1's lowercase still works for one release, and the result says what to write.
+        let old = try build(["endpoint": "transaction_info", "transaction_id": "1", "environment": "sandbox"], signer: split).get()
+        XCTAssertEqual(old.environment, .sandbox)
+        XCTAssertEqual(old.deprecations.count, 1)
+        XCTAssertTrue(old.deprecations.first?.contains("write \"Sandbox\"") ?? false, "\(old.deprecations)")
+        XCTAssertEqual(try build(["endpoint": "transaction_info", "transaction_id": "1", "environment": "Sandbox"], signer: split).get().deprecations, [])
         r = try build(["endpoint": "subscription_statuses", "transaction_id": "2001", "query": ["status": [1, 4]]]).get()
         XCTAssertTrue(r.url.hasSuffix("/v1/subscriptions/2001?status=1&status=4"))
         r = try build(["endpoint": "notification_history", "pagination_token": "tok-2",
@@ -181,8 +187,8 @@ final class SignerTests: XCTestCase {
               "body": ["extendByDays": 91, "extendReasonCode": 1, "requestIdentifier": "r"]], "extendByDays"),
             (["endpoint": "set_app_account_token", "original_transaction_id": "1", "body": ["appAccountToken": "not-a-uuid"]], "UUID"),
             (["endpoint": "set_app_account_token", "original_transaction_id": "1", "body": ["appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138", "x": 1]], "not a field"),
-            (["endpoint": "order_lookup", "order_id": "X", "environment": "sandbox"], "only in production"),
-            (["endpoint": "transaction_info", "transaction_id": "1", "environment": "Production"], "environment"),
+            (["endpoint": "order_lookup", "order_id": "X", "environment": "Sandbox"], "only in production"),
+            (["endpoint": "transaction_info", "transaction_id": "1", "environment": "PRODUCTION"], "environment"),
             (["endpoint": "transaction_info", "transaction_id": "1", "token_lifetime_seconds": 7200], "3600"),
         ]
         for (call, expected) in cases {

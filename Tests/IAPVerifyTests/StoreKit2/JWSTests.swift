@@ -6,7 +6,7 @@ import XCTest
 @_spi(Testing) @testable import IAPVerify
 
 func verifyJWS(_ v: Verifier, _ text: String, now: Int64, _ opts: [String: Any] = [:]) throws -> JWSReport {
-    let o = try options(opts)
+    let o = try options(opts, as: JWSOptions.self)
     return try Array(text.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try v.verifyJWS(raw, options: o, nowMs: now) }
 }
 

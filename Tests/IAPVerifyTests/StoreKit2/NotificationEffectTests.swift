@@ -38,7 +38,7 @@ final class NotificationEffectTests: XCTestCase {
         return r
     }
 
-    private func verify(_ token: String, now: Int64, options: CallOptions = CallOptions()) throws -> JWSReport {
+    private func verify(_ token: String, now: Int64, options: JWSOptions = JWSOptions()) throws -> JWSReport {
         let v = try XCTUnwrap(FakeApple.verifier(["app_apple_id": 1]))   // the app these notifications name
         return try v.verifyJWS(Array(token.utf8), options: options, nowMs: now)
     }

@@ -19,7 +19,7 @@ final class RevocationTests: XCTestCase {
     }
 
     private func verify(_ policy: String, _ responses: [String], now: Int64 = RevocationTests.now) throws -> JWSReport {
-        var options = CallOptions()
+        var options = JWSOptions()
         options.ocspResponses = responses.map { Self.bytes($0) }
         let token = Self.text("transaction.jws").trimmingCharacters(in: .whitespacesAndNewlines)
         return try verifier(policy).verifyJWS(Array(token.utf8), options: options, nowMs: now)
@@ -81,7 +81,7 @@ final class RevocationTests: XCTestCase {
         XCTAssertEqual(configError(#"{"bundle_id":"a","revocation":"sometimes"}"#)?.status, .config)
         let v = try verifier("off")
         for bad in [#"{"ocsp_responses":"x"}"#, #"{"ocsp_responses":[5]}"#, #"{"ocsp_responses":["@@"]}"#] {
-            XCTAssertThrowsError(try Array(bad.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try v.callOptions(json: raw) }, bad)
+            XCTAssertThrowsError(try Array(bad.utf8).withUnsafeBytes { raw throws(IAPVFailure) in try v.options(json: raw, as: JWSOptions.self) }, bad)
         }
     }
 

@@ -19,7 +19,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertNil(v.config.maxReceiptAgeMs)
         XCTAssertEqual(v.config.gracePeriod, .honor)
         XCTAssertNil(v.config.products)
-        XCTAssertEqual(v.anchors.roots.count, 3)
+        XCTAssertEqual(v.context.anchors.roots.count, 3)
     }
 
     func testTheSpecExampleConfigParses() throws {
@@ -88,10 +88,10 @@ final class ConfigTests: XCTestCase {
     }
 
     func testOptionsAreStrict() throws {
-        XCTAssertEqual(try options(["device_id": "5B6E1A2C-0000-4000-8000-000000000001"]).deviceID?.count, 16)
-        XCTAssertEqual(try options(["device_id": "a8:20:66:12:34:56"]).deviceID, [0xA8, 0x20, 0x66, 0x12, 0x34, 0x56])
-        XCTAssertEqual(try options(["endpoint": "sandbox", "attempt": 3]).attempt, 3)
-        let order = try options(["orders": [["order_id": "A17", "product_id": "p", "created_ms": 1_700_000_000_000]]]).orders
+        XCTAssertEqual(try options(["device_id": "5B6E1A2C-0000-4000-8000-000000000001"], as: ReceiptOptions.self).deviceID?.count, 16)
+        XCTAssertEqual(try options(["device_id": "a8:20:66:12:34:56"], as: ReceiptOptions.self).deviceID, [0xA8, 0x20, 0x66, 0x12, 0x34, 0x56])
+        XCTAssertEqual(try options(["environment": "Sandbox", "attempt": 3], as: ResponseOptions.self).attempt, 3)
+        let order = try options(["orders": [["order_id": "A17", "product_id": "p", "created_ms": 1_700_000_000_000]]], as: HostState.self).orders
         XCTAssertEqual(order, [PendingOrder(orderID: "A17", productID: "p", createdMs: 1_700_000_000_000)])
         let bad: [[String: Any]] = [
             ["device": "x"], ["device_id": 5], ["device_id": "not-hex"], ["device_id": "1234"], ["endpoint": "staging"],
@@ -99,7 +99,10 @@ final class ConfigTests: XCTestCase {
             ["orders": [["order_id": "A", "product_id": "p", "created_ms": 1, "extra": true]]], ["renewal_info": 3],
         ]
         for b in bad {
-            XCTAssertThrowsError(try options(b), "\(b)") { error in
+            XCTAssertThrowsError(try options(b, as: ReceiptOptions.self), "\(b)") { error in
+                XCTAssertEqual((error as? IAPVFailure)?.status, .invalidArgument, "\(b)")
+            }
+            XCTAssertThrowsError(try options(b, as: ResponseOptions.self), "\(b)") { error in
                 XCTAssertEqual((error as? IAPVFailure)?.status, .invalidArgument, "\(b)")
             }
         }

@@ -6,7 +6,7 @@ import XCTest
 @_spi(Testing) @testable import IAPVerify
 
 func interpret(_ v: Verifier, _ body: [UInt8], now: Int64, _ opts: [String: Any] = [:]) throws -> ResponseReport {
-    let o = try options(opts)
+    let o = try options(opts, as: ResponseOptions.self)
     return try body.withUnsafeBytes { raw throws(IAPVFailure) in try v.interpretResponse(raw, options: o, nowMs: now) }
 }
 
@@ -46,7 +46,7 @@ final class RealResponseTests: XCTestCase {
         XCTAssertEqual(Fixtures.list("verifyreceipt", suffix: ".json").count, 14)
         let v = try makeVerifierOrThrow(["bundle_id": "*", "environments": ["Production", "Sandbox"]])
         for e in Self.expectations {
-            let r = try interpret(v, Fixtures.data("verifyreceipt/\(e.file)"), now: 1_595_500_000_000, ["endpoint": "production", "attempt": 1])
+            let r = try interpret(v, Fixtures.data("verifyreceipt/\(e.file)"), now: 1_595_500_000_000, ["environment": "Production", "attempt": 1])
             XCTAssertEqual(r.status, e.status, e.file)
             XCTAssertEqual(r.action, e.action, e.file)
             XCTAssertEqual(r.verdict, e.verdict, "\(e.file): \(r.judgement.reason)")
@@ -89,7 +89,7 @@ final class RealResponseTests: XCTestCase {
         let body = Fixtures.data("verifyreceipt/revenuecat_sandbox_status0_2020-07-22_paired.json")
         let receipt = Fixtures.data("receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der")
         for now: Int64 in [1_594_755_500_000, 1_595_440_000_000, 1_595_443_146_000, jan2030] {
-            let response = try interpret(v, body, now: now, ["endpoint": "sandbox"])
+            let response = try interpret(v, body, now: now, ["environment": "Sandbox"])
             let local = try v.verify(receipt, now: now)
             XCTAssertEqual(response.verdict, .valid)
             XCTAssertEqual(local.verdict, .valid)
@@ -114,12 +114,38 @@ final class ResponseRuleTests: XCTestCase {
     let prodOnly = try! makeVerifierOrThrow(["bundle_id": "com.example.app"])
 
     func testWrongEnvironmentNeverLoops() throws {
-        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["endpoint": "production"]).action, .retrySandbox)
-        XCTAssertEqual(try interpret(prodOnly, json: ["status": 21007], now: 0, ["endpoint": "production"]).action, .reject)
-        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["endpoint": "sandbox"]).action, .reject)
-        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["endpoint": "sandbox"]).action, .retryProduction)
-        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["endpoint": "production"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["environment": "Production"]).action, .retrySandbox)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 21007], now: 0, ["environment": "Production"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0, ["environment": "Sandbox"]).action, .reject)
+        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["environment": "Sandbox"]).action, .retryProduction)
+        XCTAssertEqual(try interpret(both, json: ["status": 21008], now: 0, ["environment": "Production"]).action, .reject)
         XCTAssertEqual(try interpret(both, json: ["status": 21007], now: 0).verdict, .wrongEnvironment)
+    }
+
+    /// Release 0.1 named the host `endpoint` and wrote it in lowercase: both still work for one
+    /// release, and the result says what to write instead.
+    func testOldSpellingsOfTheHostWorkAndSaySo() throws {
+        for old: [String: Any] in [["endpoint": "sandbox"], ["endpoint": "Sandbox"], ["environment": "sandbox"]] {
+            let r = try interpret(both, json: ["status": 21007], now: 0, old)
+            XCTAssertEqual(r.action, .reject, "\(old): the sandbox host answered")
+            XCTAssertEqual(r.deprecations.count, 1, "\(old)")
+            let json = resultDict(r.resultJSON())
+            XCTAssertEqual((json["deprecations"] as? [String])?.count, 1, "\(old)")
+        }
+        let now = try interpret(both, json: ["status": 21007], now: 0, ["environment": "Sandbox"])
+        XCTAssertEqual(now.deprecations, [])
+        XCTAssertEqual(resultDict(now.resultJSON())["deprecations"] as? [String], [])
+        XCTAssertThrowsError(try interpret(both, json: ["status": 21007], now: 0, ["environment": "staging"]))
+    }
+
+    /// Each entry point reads only its own keys, and says which entry points read a key it refuses.
+    func testAKeyForAnotherEntryPointIsRefusedByName() throws {
+        let bad = Array(#"{"device_id":"5B6E1A2C-0000-4000-8000-000000000001"}"#.utf8)
+        XCTAssertThrowsError(try bad.withUnsafeBytes { raw throws(IAPVFailure) in try both.options(json: raw, as: ResponseOptions.self) }) {
+            let message = ($0 as? IAPVFailure)?.message ?? ""
+            XCTAssertTrue(message.contains("does not apply to iapv_interpret_response") && message.contains("iapv_verify_receipt"), message)
+        }
+        XCTAssertNoThrow(try bad.withUnsafeBytes { raw throws(IAPVFailure) in try both.options(json: raw, as: ReceiptOptions.self) })
     }
 
     func testBackoffUpToGiveUp() throws {
@@ -160,7 +186,7 @@ final class ResponseRuleTests: XCTestCase {
         XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "environment": "Sandbox", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .environmentRejected)
         XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "receipt": ["bundle_id": "com.example.app", "receipt_type": "ProductionSandbox"]], now: 0).verdict, .environmentRejected)
         // No environment or receipt_type: the endpoint decides.
-        XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "receipt": ["bundle_id": "com.example.app"]], now: 0, ["endpoint": "sandbox"]).verdict, .environmentRejected)
+        XCTAssertEqual(try interpret(prodOnly, json: ["status": 0, "receipt": ["bundle_id": "com.example.app"]], now: 0, ["environment": "Sandbox"]).verdict, .environmentRejected)
         XCTAssertEqual(try interpret(prodOnly, json: ["status": "0", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .valid)
         XCTAssertEqual(try interpret(both, json: ["status": 0, "environment": "Staging", "receipt": ["bundle_id": "com.example.app"]], now: 0).verdict, .environmentRejected)
         // A fake server's favourite: status 0 and nothing else grants nothing.

@@ -1,0 +1,31 @@
+// What the engine needs besides the transactions: the verifier's catalog and grace policy (fixed
+// per verifier) and what the host already knows (per call).
+
+/// What the host tells a call about its own records: every entry point passes it to the engine.
+public struct HostState: Sendable {
+    /// Transactions the host already delivered (options `delivered_transaction_ids`).
+    public var deliveredTransactionIDs: [String] = []
+    /// Orders the host waits to see paid (options `orders`).
+    public var orders: [PendingOrder] = []
+    /// Renewal infos the host keeps for these subscriptions (options `renewal_info`).
+    public var renewalInfo: [RenewalInfo] = []
+
+    public init(deliveredTransactionIDs: [String] = [], orders: [PendingOrder] = [], renewalInfo: [RenewalInfo] = []) {
+        self.deliveredTransactionIDs = deliveredTransactionIDs
+        self.orders = orders
+        self.renewalInfo = renewalInfo
+    }
+}
+
+/// The engine as one verifier configures it.
+struct EngineSettings: Sendable {
+    /// nil when the config has no `products` section.
+    let catalog: [String: ProductRule]?
+    let grace: GracePeriodPolicy
+
+    /// Every entry point ends here with the transactions it trusted and the host's state.
+    func evaluate(_ transactions: [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+        EntitlementEngine.evaluate(transactions: transactions, renewals: renewals, catalog: catalog, grace: grace,
+                                   nowMs: nowMs, delivered: host.deliveredTransactionIDs, orders: host.orders)
+    }
+}

@@ -1,0 +1,241 @@
+// Per-call options: one table of keys says which entry point reads each; one reader per key;
+// each entry point gets its own options type, built from what was read. An unknown key, a key
+// the entry point does not read, or a wrong type is IAPV_E_INVALID_ARGUMENT.
+
+/// The entry points that take options, by the C function that calls them.
+public enum EntryPoint: String, Sendable, CaseIterable {
+    case receipt = "iapv_verify_receipt"
+    case response = "iapv_interpret_response"
+    case entitlements = "iapv_compute_entitlements"
+    case jws = "iapv_verify_jws"
+    case apiResponse = "iapv_interpret_api_response"
+}
+
+/// Every options key and the entry points that read it.
+enum OptionKey: String, CaseIterable {
+    case deviceID = "device_id"
+    case environment
+    case endpoint
+    case attempt
+    case deliveredTransactionIDs = "delivered_transaction_ids"
+    case orders
+    case renewalInfo = "renewal_info"
+    case lastSignedDateMs = "last_signed_date_ms"
+    case seenNotificationUUIDs = "seen_notification_uuids"
+    case ocspResponses = "ocsp_responses"
+    case httpStatus = "http_status"
+    case retryAfter = "retry_after"
+
+    var readBy: [EntryPoint] {
+        switch self {
+        case .deviceID: return [.receipt]
+        case .environment, .attempt: return [.response, .apiResponse]
+        // The API endpoint that answered; for /verifyReceipt, the old name of `environment`.
+        case .endpoint: return [.response, .apiResponse]
+        case .deliveredTransactionIDs, .orders, .renewalInfo: return EntryPoint.allCases
+        case .lastSignedDateMs, .seenNotificationUUIDs: return [.jws]
+        case .ocspResponses: return [.receipt, .jws, .apiResponse]
+        case .httpStatus, .retryAfter: return [.apiResponse]
+        }
+    }
+}
+
+/// What one options object said, read by the table. Each entry point's options type is built
+/// from it; hosts get those through `Verifier.options(json:)`.
+public struct OptionValues: Sendable {
+    var deviceID: [UInt8]?
+    var environment: ServerEnvironment?
+    var apiEndpoint: APIEndpoint?
+    var attempt: Int64?
+    var host = HostState()
+    var lastSignedDateMs: Int64?
+    var seenNotificationUUIDs: [String] = []
+    var ocspResponses: [[UInt8]] = []
+    var httpStatus: Int64?
+    var retryAfter: String?
+    var deprecations: [String] = []
+
+    /// Parses the options JSON for one entry point; empty input means "no options".
+    init(json: UnsafeRawBufferPointer, for entry: EntryPoint) throws(IAPVFailure) {
+        guard json.count > 0 else { return }
+        let doc = try ConfigJSONDocument(bytes: json, what: "options", status: .invalidArgument)
+        guard let members = doc.root.members else {
+            throw .argument("options: expected a JSON object, got \(doc.root.typeName)")
+        }
+        for (name, value) in members {
+            guard let key = OptionKey(rawValue: name) else { throw .argument("options: unknown key \"\(name)\"") }
+            guard key.readBy.contains(entry) else {
+                throw .argument("options: \"\(name)\" does not apply to \(entry.rawValue); it is read by "
+                    + key.readBy.map(\.rawValue).joined(separator: ", "))
+            }
+            try read(key, value, path: "options.\(name)", entry: entry)
+        }
+    }
+
+    private mutating func read(_ key: OptionKey, _ value: ConfigJSONValue, path: String, entry: EntryPoint) throws(IAPVFailure) {
+        switch key {
+        case .deviceID:
+            guard let s = value.string else { throw .argument("\(path) must be a string, got \(value.typeName)") }
+            guard let bytes = DeviceIdentifier.parse(s) else {
+                throw .argument("\(path): expected a UUID (identifierForVendor) or a 12-digit hex MAC address")
+            }
+            deviceID = bytes
+        case .environment:
+            guard let s = value.string, let e = ServerEnvironment.parse(s, path: path, deprecations: &deprecations) else {
+                throw .argument("\(path) must be \(ServerEnvironment.expected): the host that answered")
+            }
+            environment = e
+        case .endpoint where entry == .response:
+            guard let s = value.string, let e = ServerEnvironment.allCases.first(where: { $0.rawValue.lowercased() == s.lowercased() }) else {
+                throw .argument("\(path) is the old name of options.environment, which must be \(ServerEnvironment.expected)")
+            }
+            deprecations.append("options.endpoint is deprecated for /verifyReceipt answers: write \"environment\": \"\(e.rawValue)\"; the old name goes in the next release")
+            environment = e
+        case .endpoint:
+            guard let s = value.string, let e = APIEndpoint(rawValue: s) else {
+                throw .argument("\(path) must name the API endpoint that answered, one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            apiEndpoint = e
+        case .attempt:
+            guard let n = value.integer, n >= 1 else { throw .argument("\(path) must be an integer >= 1") }
+            attempt = n
+        case .deliveredTransactionIDs:
+            host.deliveredTransactionIDs = try Self.strings(value, path)
+        case .orders:
+            guard let items = value.array else { throw .argument("\(path) must be an array of objects") }
+            for (i, item) in items.enumerated() {
+                host.orders.append(try Self.order(item, "\(path)[\(i)]"))
+            }
+        case .renewalInfo:
+            // The same reader as a /verifyReceipt body's pending_renewal_info.
+            let doc = try value.serialised.withUnsafeBytes {
+                JSONDocument.parse($0, what: path, status: .invalidArgument)
+            }.get()
+            do {
+                host.renewalInfo = try TransactionJSON.renewalInfos(doc.root, path: path)
+            } catch {
+                throw .argument(error.message)
+            }
+        case .lastSignedDateMs:
+            guard let n = value.integer else { throw .argument("\(path) must be an integer (Unix ms)") }
+            lastSignedDateMs = n
+        case .seenNotificationUUIDs:
+            seenNotificationUUIDs = try Self.strings(value, path)
+        case .ocspResponses:
+            guard let items = value.array else { throw .argument("\(path) must be an array of base64 DER OCSP responses") }
+            for (i, item) in items.enumerated() {
+                guard let s = item.string, let der = Base64.decode(Array(s.utf8)), !der.isEmpty else {
+                    throw .argument("\(path)[\(i)] must be a base64 DER OCSP response")
+                }
+                ocspResponses.append(der)
+            }
+        case .httpStatus:
+            guard let n = value.integer, (100...599).contains(n) else { throw .argument("\(path) must be the HTTP status code, 100-599") }
+            httpStatus = n
+        case .retryAfter:
+            guard let s = value.string else { throw .argument("\(path) must be the Retry-After header's text (a string)") }
+            retryAfter = s
+        }
+    }
+
+    private static func strings(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [String] {
+        guard let items = value.array else { throw .argument("\(path) must be an array of strings") }
+        var out: [String] = []
+        out.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            guard let s = item.string else { throw .argument("\(path)[\(i)] must be a string, got \(item.typeName)") }
+            out.append(s)
+        }
+        return out
+    }
+
+    private static func order(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> PendingOrder {
+        guard let members = v.members else { throw .argument("\(path) must be an object, got \(v.typeName)") }
+        var id: String?, product: String?, created: Int64?
+        for (k, value) in members {
+            switch k {
+            case "order_id":
+                guard let s = value.string else { throw .argument("\(path).order_id must be a string") }
+                id = s
+            case "product_id":
+                guard let s = value.string else { throw .argument("\(path).product_id must be a string") }
+                product = s
+            case "created_ms":
+                guard let n = value.integer else { throw .argument("\(path).created_ms must be an integer") }
+                created = n
+            default: throw .argument("\(path): unknown key \"\(k)\"")
+            }
+        }
+        guard let id, let product, let created else {
+            throw .argument("\(path) needs order_id, product_id and created_ms")
+        }
+        return PendingOrder(orderID: id, productID: product, createdMs: created)
+    }
+}
+
+/// An entry point's options type: which entry point it is for, and how it is built from what the
+/// options JSON said.
+public protocol EntryOptions: Sendable {
+    static var entryPoint: EntryPoint { get }
+    init(_ values: OptionValues)
+}
+
+extension ReceiptOptions: EntryOptions {
+    public static var entryPoint: EntryPoint { .receipt }
+    public init(_ v: OptionValues) {
+        self.init()
+        deviceID = v.deviceID
+        ocspResponses = v.ocspResponses
+        host = v.host
+    }
+}
+
+extension ResponseOptions: EntryOptions {
+    public static var entryPoint: EntryPoint { .response }
+    public init(_ v: OptionValues) {
+        self.init()
+        environment = v.environment ?? .production
+        attempt = v.attempt ?? 1
+        host = v.host
+        deprecations = v.deprecations
+    }
+}
+
+extension HostState: EntryOptions {
+    public static var entryPoint: EntryPoint { .entitlements }
+    public init(_ v: OptionValues) { self = v.host }
+}
+
+extension JWSOptions: EntryOptions {
+    public static var entryPoint: EntryPoint { .jws }
+    public init(_ v: OptionValues) {
+        self.init()
+        ocspResponses = v.ocspResponses
+        lastSignedDateMs = v.lastSignedDateMs
+        seenNotificationUUIDs = v.seenNotificationUUIDs
+        host = v.host
+    }
+}
+
+extension APIResponseOptions: EntryOptions {
+    public static var entryPoint: EntryPoint { .apiResponse }
+    public init(_ v: OptionValues) {
+        self.init()
+        endpoint = v.apiEndpoint
+        environment = v.environment ?? .production
+        httpStatus = v.httpStatus
+        retryAfter = v.retryAfter
+        attempt = v.attempt ?? 1
+        ocspResponses = v.ocspResponses
+        host = v.host
+        deprecations = v.deprecations
+    }
+}
+
+extension EntryOptions {
+    /// Options from JSON without the size cap: the fuzz harness and tests. Hosts use
+    /// `Verifier.options(json:)`, which applies it.
+    package init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+        self.init(try OptionValues(json: json, for: Self.entryPoint))
+    }
+}
