@@ -2,18 +2,6 @@
 // body. The status decides the `action`, as /verifyReceipt's status does in VerifyReceipt/; a 200
 // body is trusted only as a whole: every signed item in it must verify with this verifier's rules.
 
-/// What the host should do after this answer.
-public enum APIAction: String, Sendable {
-    case accept
-    /// Accepted, and Apple has more: call again with `next_page`.
-    case nextPage = "next_page"
-    case retryLater = "retry_later"
-    case retrySandbox = "retry_sandbox"
-    case giveUp = "give_up"
-    case fixConfiguration = "fix_configuration"
-    case reject
-}
-
 /// The paging token to send with the next call.
 public enum APINextPage: Sendable, Equatable {
     case revision(String)
@@ -42,7 +30,7 @@ public struct APIResponseReport: Sendable {
     public var endpoint: APIEndpoint
     public var environment: ServerEnvironment
     public var httpStatus: Int64
-    public var action: APIAction
+    public var action: NextAction
     public var retryAfterMs: Int64?
     public var errorCode: Int64?
     public var errorMessage: String?
@@ -67,7 +55,7 @@ public struct APIResponseReport: Sendable {
 
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
 
-    init(_ verdict: Verdict, _ reason: String, options: APIResponseOptions, endpoint: APIEndpoint, action: APIAction) {
+    init(_ verdict: Verdict, _ reason: String, options: APIResponseOptions, endpoint: APIEndpoint, action: NextAction) {
         self.init(options: options, endpoint: endpoint)
         judgement = Judgement(verdict, reason)
         self.action = action
@@ -121,7 +109,7 @@ struct APIResponseChecker: Checker {
         guard let http = options.httpStatus else {
             throw .argument("options.http_status is required: the HTTP status of Apple's answer")
         }
-        func report(_ verdict: Verdict, _ reason: String, _ action: APIAction) -> APIResponseReport {
+        func report(_ verdict: Verdict, _ reason: String, _ action: NextAction) -> APIResponseReport {
             APIResponseReport(verdict, reason, options: options, endpoint: endpoint, action: action)
         }
 
@@ -133,7 +121,7 @@ struct APIResponseChecker: Checker {
             errorCode = doc.root[literal: "errorCode"]?.integer
             errorMessage = doc.root[literal: "errorMessage"]?.string.map { String($0.prefix(512)) }
         }
-        func failure(_ verdict: Verdict, _ reason: String, _ action: APIAction) -> APIResponseReport {
+        func failure(_ verdict: Verdict, _ reason: String, _ action: NextAction) -> APIResponseReport {
             var r = report(verdict, reason, action)
             r.errorCode = errorCode
             r.errorMessage = errorMessage

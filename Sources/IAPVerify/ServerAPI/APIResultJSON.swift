@@ -14,7 +14,7 @@ extension APIResponseReport {
         w.field("environment", environment.rawValue)
         w.field("http_status", httpStatus)
         // A host that reads only the action must still be safe: not valid never says accept.
-        w.field("action", isValid || action != .accept && action != .nextPage ? action.rawValue : APIAction.reject.rawValue)
+        w.field("action", isValid || action != .accept && action != .nextPage ? action.rawValue : NextAction.reject.rawValue)
         w.field("retry_after_ms", retryAfterMs)
         w.field("deprecations", deprecations)
         w.field("error_code", errorCode)

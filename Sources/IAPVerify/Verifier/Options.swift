@@ -184,9 +184,7 @@ extension ReceiptOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .receipt }
     public init(_ v: OptionValues) {
         self.init()
-        deviceID = v.deviceID
-        ocspResponses = v.ocspResponses
-        host = v.host
+        (deviceID, ocspResponses, host) = (v.deviceID, v.ocspResponses, v.host)
     }
 }
 
@@ -194,10 +192,7 @@ extension ResponseOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .response }
     public init(_ v: OptionValues) {
         self.init()
-        environment = v.environment ?? .production
-        attempt = v.attempt ?? 1
-        host = v.host
-        deprecations = v.deprecations
+        (environment, attempt, host, deprecations) = (v.environment ?? .production, v.attempt ?? 1, v.host, v.deprecations)
     }
 }
 
@@ -210,10 +205,7 @@ extension JWSOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .jws }
     public init(_ v: OptionValues) {
         self.init()
-        ocspResponses = v.ocspResponses
-        lastSignedDateMs = v.lastSignedDateMs
-        seenNotificationUUIDs = v.seenNotificationUUIDs
-        host = v.host
+        (ocspResponses, lastSignedDateMs, seenNotificationUUIDs, host) = (v.ocspResponses, v.lastSignedDateMs, v.seenNotificationUUIDs, v.host)
     }
 }
 
@@ -221,14 +213,8 @@ extension APIResponseOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .apiResponse }
     public init(_ v: OptionValues) {
         self.init()
-        endpoint = v.apiEndpoint
-        environment = v.environment ?? .production
-        httpStatus = v.httpStatus
-        retryAfter = v.retryAfter
-        attempt = v.attempt ?? 1
-        ocspResponses = v.ocspResponses
-        host = v.host
-        deprecations = v.deprecations
+        (endpoint, environment, httpStatus, retryAfter) = (v.apiEndpoint, v.environment ?? .production, v.httpStatus, v.retryAfter)
+        (attempt, ocspResponses, host, deprecations) = (v.attempt ?? 1, v.ocspResponses, v.host, v.deprecations)
     }
 }
 

@@ -2,17 +2,6 @@
 // The status decides what the host does next (`action`); a status-0 body must also pass the
 // checks a receipt passes, because a body proves nothing by itself (a fake server says 0).
 
-/// What the host should do after this response.
-public enum ResponseAction: String, Sendable {
-    case accept
-    case retrySandbox = "retry_sandbox"
-    case retryProduction = "retry_production"
-    case retryLater = "retry_later"
-    case giveUp = "give_up"
-    case fixConfiguration = "fix_configuration"
-    case reject
-}
-
 /// How the response carries its receipt: iOS 7+ (`receipt` with `in_app`) or iOS 6 (one
 /// transaction at the top level).
 public enum ResponseStyle: String, Sendable {
@@ -39,7 +28,7 @@ public struct ResponseReceipt: Sendable {
 public struct ResponseReport: Sendable {
     public internal(set) var judgement: Judgement
     public var status: Int64?
-    public var action: ResponseAction
+    public var action: NextAction
     public var retryAfterMs: Int64?
     public var environment: ReceiptEnvironment?
     public var receipt: ResponseReceipt?
@@ -55,7 +44,7 @@ public struct ResponseReport: Sendable {
     /// The decoded fields came from Apple with status 0 or 21006 and passed the checks.
     public var trusted: Bool { isValid }
 
-    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: ResponseAction) {
+    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: NextAction) {
         judgement = Judgement(verdict, reason)
         self.status = status
         self.action = action

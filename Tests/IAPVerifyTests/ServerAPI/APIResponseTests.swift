@@ -112,7 +112,7 @@ final class APIResponseTests: XCTestCase {
     func testStatusTable() throws {
         let err = { (code: Int, msg: String) in FakeApple.json(["errorCode": code, "errorMessage": msg]) }
         let now = FakeApple.now
-        let cases: [([UInt8], APIResponseOptions, Verdict, APIAction, Int64?)] = [
+        let cases: [([UInt8], APIResponseOptions, Verdict, NextAction, Int64?)] = [
             ([], apiOptions("transaction_info", status: 401), .configurationError, .fixConfiguration, nil),
             (err(4040010, "Transaction id not found."), apiOptions("transaction_info", status: 404), .wrongEnvironment, .retrySandbox, nil),
             (err(4040010, "Transaction id not found."), apiOptions("transaction_info", status: 404, environment: "Sandbox"), .rejectedByApple, .reject, nil),

@@ -18,7 +18,7 @@ final class RealResponseTests: XCTestCase {
     struct Expect {
         let file: String
         let status: Int64?
-        let action: ResponseAction
+        let action: NextAction
         let verdict: Verdict
         let transactions: Int
         let renewals: Int
@@ -149,7 +149,7 @@ final class ResponseRuleTests: XCTestCase {
     }
 
     func testBackoffUpToGiveUp() throws {
-        let expected: [(Int64, ResponseAction, Int64?)] = [(1, .retryLater, 1000), (2, .retryLater, 2000), (3, .retryLater, 4000),
+        let expected: [(Int64, NextAction, Int64?)] = [(1, .retryLater, 1000), (2, .retryLater, 2000), (3, .retryLater, 4000),
                                                              (4, .retryLater, 8000), (5, .giveUp, nil), (9, .giveUp, nil)]
         for status in [21002, 21005, 21009, 21100, 21199] {
             for (attempt, action, after) in expected {
