@@ -59,7 +59,7 @@ struct JSONValue {
     let view: json_tape_view
     let at: UInt32
 
-    enum Kind { case object, array, string, integer, real, bool, null }
+    typealias Kind = JSONKind
 
     var kind: Kind {
         switch json_tape_kind(view, at) {
@@ -73,18 +73,7 @@ struct JSONValue {
         }
     }
 
-    var typeName: String {
-        switch kind {
-        case .object: return "an object"
-        case .array: return "an array"
-        case .string: return "a string"
-        case .integer: return "an integer"
-        case .real: return "a real number"
-        case .bool: return "a boolean"
-        case .null: return "null"
-        }
-    }
-
+    var typeName: String { kind.typeName }
     var isNull: Bool { kind == .null }
 
     /// The string's UTF-8 bytes, valid while the document lives; nil when not a string.

@@ -42,7 +42,7 @@ final class ConfigJSONDocument {
 struct ConfigJSONValue {
     let raw: UnsafeMutablePointer<json_t>
 
-    enum Kind { case object, array, string, integer, real, bool, null }
+    typealias Kind = JSONKind
 
     var kind: Kind {
         switch cjansson_type(raw) {
@@ -56,18 +56,7 @@ struct ConfigJSONValue {
         }
     }
 
-    var typeName: String {
-        switch kind {
-        case .object: return "an object"
-        case .array: return "an array"
-        case .string: return "a string"
-        case .integer: return "an integer"
-        case .real: return "a real number"
-        case .bool: return "a boolean"
-        case .null: return "null"
-        }
-    }
-
+    var typeName: String { kind.typeName }
     var isNull: Bool { kind == .null }
 
     var string: String? {
