@@ -91,7 +91,8 @@ void iapv_verifier_free(iapv_verifier *v);
 
 /* Verifies an App Store app receipt: DER, or base64 (standard or URL-safe alphabet, padding
  * optional, whitespace ignored). options_json holds per-call options (docs: the options) and may be
- * NULL with options_len 0. now_ms is the caller's trusted time.
+ * NULL with options_len 0; each call reads only its own keys and refuses another call's with
+ * IAPV_E_INVALID_ARGUMENT ("does not apply to ..."). now_ms is the caller's trusted time.
  * Returns IAPV_OK with *out set to a result whose verdict says what the receipt is worth, or an
  * error status with *out NULL: IAPV_E_TOO_LARGE over max_input_bytes, IAPV_E_INVALID_ARGUMENT
  * for bad options or a missing device_id under device_check "required".
@@ -101,7 +102,9 @@ iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, 
                                 iapv_result **out, iapv_error *err);
 
 /* Interprets the JSON body a host got back from Apple's /verifyReceipt (docs: responses). Pass
- * options {"endpoint":"production"|"sandbox","attempt":N} saying where the body came from.
+ * options {"environment":"Production"|"Sandbox","attempt":N} saying where the body came from
+ * ("endpoint" and the lower-case spelling are deprecated: they work until the next release and
+ * are listed in the result's "deprecations").
  * The result carries "status", "action" (accept, retry_sandbox, retry_production, retry_later,
  * give_up, fix_configuration, reject), "retry_after_ms", and for an accepted body the
  * entitlements, purchases and delivery plan. A body that fails the bundle or environment
@@ -151,7 +154,7 @@ void iapv_signer_free(iapv_signer *s);
 iapv_status iapv_api_token(const iapv_signer *s, int64_t now_ms, iapv_result **out, iapv_error *err);
 
 /* The exact HTTP request for one App Store Server API call. call_json names the endpoint and its
- * parameters, e.g. {"endpoint": "transaction_history", "environment": "production",
+ * parameters, e.g. {"endpoint": "transaction_history", "environment": "Production",
  * "transaction_id": "...", "revision": "...", "query": {...}, "body": {...}} (docs: the server API).
  * The result is {"method", "url", "headers": {...}, "body": "<text>" | null, ...}: send it as is.
  * An unknown endpoint or a bad parameter is IAPV_E_INVALID_ARGUMENT. The verdict is "request".
@@ -171,7 +174,7 @@ iapv_status iapv_sign(const iapv_signer *s, const char *request_json, size_t len
                       iapv_result **out, iapv_error *err);
 
 /* Interprets an App Store Server API answer. options_json must say which call it answers and how:
- * {"endpoint": "transaction_history", "environment": "production", "http_status": 200,
+ * {"endpoint": "transaction_history", "environment": "Production", "http_status": 200,
  *  "retry_after": "<header text>", "attempt": N} (plus delivered_transaction_ids, orders and
  * renewal_info as for other calls). The result has "action" (accept, next_page, retry_later,
  * retry_sandbox, give_up, fix_configuration, reject), "retry_after_ms", "next_page", Apple's

@@ -56,14 +56,40 @@ echo '{"bundle_id":"*","max_input_bytes":100}' > "$TMP/small.json"
 expect 2 "over max_input_bytes" -- $BIN receipt "$R" --config "$TMP/small.json"
 has 'IAPV_E_TOO_LARGE' err
 VR=$FX/verifyreceipt
-expect 0 "response: status 0" -- $BIN response "$VR/revenuecat_sandbox_status0_2020-07-22_paired.json" --bundle-id com.revenuecat.sampleapp --config "$TMP/sandbox.json" --now 1595440000000 --endpoint sandbox
+expect 0 "response: status 0" -- $BIN response "$VR/revenuecat_sandbox_status0_2020-07-22_paired.json" --bundle-id com.revenuecat.sampleapp --config "$TMP/sandbox.json" --now 1595440000000 --environment Sandbox
 has '"action":"accept"' out
 has '"id":"com.revenuecat.annual_39.99.2_week_intro","active":true' out
-expect 1 "response: 21007 from production" -- $BIN response "$VR/alexalok_Invalid_Receipt_Is_From_Test_Environment.json" --config "$TMP/sandbox.json" --endpoint production --now 1
+has '"deprecations":\[\]' out
+hasnt 'deprecated' err
+expect 1 "response: 21007 from production" -- $BIN response "$VR/alexalok_Invalid_Receipt_Is_From_Test_Environment.json" --config "$TMP/sandbox.json" --environment Production --now 1
+has '"action":"retry_sandbox"' out
+expect 1 "response: --environment in any case" -- $BIN response "$VR/alexalok_Invalid_Receipt_Is_From_Test_Environment.json" --config "$TMP/sandbox.json" --environment production --now 1
 has '"action":"retry_sandbox"' out
 expect 1 "response: back-off on attempt 3" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --attempt 3 --now 1
 has '"retry_after_ms":4000' out
-expect 2 "response: bad --endpoint" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --endpoint staging
+expect 2 "response: bad --environment" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --environment staging
+has '--environment must be Production or Sandbox' err
+# --endpoint: the deprecated old name of --environment, until the next release; said on stderr.
+expect 0 "response: deprecated --endpoint still works" -- $BIN response "$VR/revenuecat_sandbox_status0_2020-07-22_paired.json" --bundle-id com.revenuecat.sampleapp --config "$TMP/sandbox.json" --now 1595440000000 --endpoint sandbox
+has '"action":"accept"' out
+has '--endpoint is deprecated: use --environment Sandbox' err
+expect 2 "response: bad deprecated --endpoint" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --endpoint staging
+expect 0 "response --help does not show --endpoint" -- $BIN response --help
+has '--environment' out
+hasnt '--endpoint' out
+# The options' old spellings still work, each noted in the result's deprecations.
+echo '{"endpoint":"sandbox"}' > "$TMP/old-endpoint.json"
+expect 1 "response: deprecated options.endpoint" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --options "$TMP/old-endpoint.json" --now 1
+has '"deprecations":\["options.endpoint is deprecated' out
+echo '{"environment":"sandbox"}' > "$TMP/old-environment.json"
+expect 1 "response: deprecated lower-case options.environment" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --options "$TMP/old-environment.json" --now 1
+has '"deprecations":\["options.environment \\"sandbox\\" is deprecated' out
+# Each entry point reads its own options: another one's key is refused by name.
+expect 2 "response refuses device_id" -- $BIN response "$VR/alexalok_Invalid_Malformed_Receipt_Data.json" --bundle-id x --options "$TMP/options.json" --now 1
+has '"device_id" does not apply to iapv_interpret_response; it is read by iapv_verify_receipt' err
+echo '{"environment":"Sandbox"}' > "$TMP/env-options.json"
+expect 2 "receipt refuses environment" -- $BIN receipt "$R" --bundle-id com.dashedspace.analytics --options "$TMP/env-options.json" --now 1893456000000
+has '"environment" does not apply to iapv_verify_receipt' err
 echo '{"transactions":[{"transaction_id":"1","product_id":"p","purchase_date_ms":"1000","expires_date_ms":"5000"}]}' > "$TMP/input.json"
 expect 0 "entitlements" -- $BIN entitlements "$TMP/input.json" --bundle-id x --now 2000
 has '"state":"active"' out

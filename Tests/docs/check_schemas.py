@@ -78,6 +78,36 @@ def load_schemas() -> dict[str, jsonschema.protocols.Validator]:
     return validators
 
 
+# The CLI command of each entry point that takes options, and its options' definition in
+# options.schema.json ($defs): each entry point reads only its own keys.
+OPTIONS_ENTRY = {"receipt": "receipt", "response": "response", "entitlements": "entitlements", "jws": "jws",
+                 "api-response": "api_response"}
+
+
+def options_validator(validators: dict, entry: str):
+    """The validator of one entry point's options: options.schema.json#/$defs/ENTRY."""
+    return validators["options"].evolve(schema={"$ref": f"options.schema.json#/$defs/{entry}"})
+
+
+def options_probe(validators: dict, doc) -> dict:
+    """A CLI run through the first entry point whose options ``doc`` is (Case keyword arguments)."""
+    for entry in ("entitlements", "receipt", "jws", "response", "api_response"):
+        if options_validator(validators, entry).is_valid(doc):
+            break
+    else:
+        entry = "entitlements"                   # matches none: the run shows what the library says
+    command = {v: k for k, v in OPTIONS_ENTRY.items()}[entry]
+    inputs = {
+        "entitlements": dict(input_bytes=json.dumps({"transactions": []}).encode(), expect="valid"),
+        "receipt": dict(input_path=FIX / "receipts" / "production_2025-04-18_com.dashedspace.analytics_sha256.der"),
+        "jws": dict(input_path=FIX / "jws" / "notification_CONSUMPTION_REQUEST_sandbox_2025-02.jws"),
+        "response": dict(input_bytes=b'{"status": 21005}', expect="temporarily_unavailable"),
+        "api_response": dict(input_bytes=b""),
+    }[entry]
+    return dict(command=command, schema=command + "-result", config={"bundle_id": "*", "environments": BOTH},
+                options=doc, **inputs)
+
+
 def strict_json(text: bytes):
     """json.loads that refuses what the library refuses: duplicate keys, NaN/Infinity."""
     def pairs(items):
@@ -207,10 +237,10 @@ def hostile_cases() -> list[Case]:
 def response_cases() -> list[Case]:
     cases = []
     for path in sorted((FIX / "verifyreceipt").glob("*.json")):
-        for endpoint in ("production", "sandbox"):
-            cases.append(Case(f"response {path.name} from {endpoint}", "response", "response-result", path,
+        for environment in BOTH:
+            cases.append(Case(f"response {path.name} from {environment}", "response", "response-result", path,
                               config={"bundle_id": "*", "environments": BOTH}, now=1600000000000,
-                              extra=["--endpoint", endpoint]))
+                              extra=["--environment", environment]))
         cases.append(Case(f"response {path.name} (Production only)", "response", "response-result", path,
                           config={"bundle_id": "*"}, now=1600000000000))
         cases.append(Case(f"response {path.name} (another app)", "response", "response-result", path,
@@ -222,7 +252,7 @@ def response_cases() -> list[Case]:
     cfg = json.loads((ROOT / "examples" / "python" / "config.json").read_text())
     cfg["environments"] = cfg["environments"] + ["Sandbox"]   # the service's --allow-sandbox: a sandbox answer
     cases.append(Case("response consumable and subscription", "response", "response-result", consumable, config=cfg,
-                      now=1608230700000, extra=["--endpoint", "sandbox"], expect="valid",
+                      now=1608230700000, extra=["--environment", "Sandbox"], expect="valid",
                       options={"orders": [{"order_id": "o1", "product_id": "com.test.app.mercury", "created_ms": 1608230000000}]}))
     # Statuses no fixture carries.
     inline = [
@@ -234,11 +264,17 @@ def response_cases() -> list[Case]:
         ({"status": 0}, 1, "malformed"), ({"receipt": {}}, 1, "malformed"),
     ]
     for body, attempt, verdict in inline:
-        for endpoint in ("production", "sandbox"):
-            cases.append(Case(f"response {json.dumps(body)} attempt {attempt} from {endpoint}", "response",
+        for environment in BOTH:
+            cases.append(Case(f"response {json.dumps(body)} attempt {attempt} from {environment}", "response",
                               "response-result", input_bytes=json.dumps(body).encode(),
                               config={"bundle_id": "*", "environments": BOTH}, now=1600000000000,
-                              extra=["--endpoint", endpoint, "--attempt", str(attempt)], expect=verdict))
+                              extra=["--environment", environment, "--attempt", str(attempt)], expect=verdict))
+    # The deprecated spellings still work until the next release, each with a note in deprecations.
+    for name, options in (("options.endpoint", {"endpoint": "sandbox"}), ("lower-case options.environment",
+                                                                           {"environment": "sandbox"})):
+        cases.append(Case(f"response with the deprecated {name}", "response", "response-result",
+                          input_bytes=b'{"status": 21005}', config={"bundle_id": "*", "environments": BOTH},
+                          now=1600000000000, options=options, expect="temporarily_unavailable"))
     return cases
 
 
@@ -442,7 +478,7 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
                                            "productId": ["pro.monthly", "lifetime"], "productType": "AUTO_RENEWABLE",
                                            "sort": "DESCENDING", "subscriptionGroupIdentifier": ["21000000"],
                                            "inAppOwnershipType": "PURCHASED", "revoked": False}}),
-        ("subscription_statuses", {"endpoint": "subscription_statuses", "transaction_id": tid, "environment": "sandbox",
+        ("subscription_statuses", {"endpoint": "subscription_statuses", "transaction_id": tid, "environment": "Sandbox",
                                    "query": {"status": [1, 4]}}),
         ("order_lookup", {"endpoint": "order_lookup", "order_id": "MWN7S2L4ZT"}),
         ("refund_history", {"endpoint": "refund_history", "transaction_id": tid, "revision": "r2"}),
@@ -463,7 +499,9 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
         ("notification_history", {"endpoint": "notification_history", "pagination_token": "tok-2",
                                   "body": {"startDate": API_NOW - 30 * DAY, "endDate": API_NOW,
                                            "notificationType": "DID_RENEW", "onlyFailures": True}}),
-        ("test_notification", {"endpoint": "test_notification", "environment": "sandbox"}),
+        ("test_notification", {"endpoint": "test_notification", "environment": "Sandbox"}),
+        # The lower-case spelling of release 0.1 still works until the next release (a note in deprecations).
+        ("a deprecated lower-case environment", {"endpoint": "test_notification", "environment": "sandbox"}),
         ("test_notification_status", {"endpoint": "test_notification_status", "test_notification_token": "tok-abc"}),
         ("finish_transaction", {"endpoint": "finish_transaction", "transaction_id": tid}),
     ]
@@ -484,7 +522,8 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
         ("consent not true", {"endpoint": "consumption_info", "transaction_id": "1",
                               "body": {"customerConsented": False, "sampleContentProvided": False,
                                        "deliveryStatus": "DELIVERED"}}),
-        ("order lookup in sandbox", {"endpoint": "order_lookup", "order_id": "X", "environment": "sandbox"}),
+        ("order lookup in sandbox", {"endpoint": "order_lookup", "order_id": "X", "environment": "Sandbox"}),
+        ("an environment of another casing", {"endpoint": "test_notification", "environment": "SANDBOX"}),
         ("a token lifetime over an hour", {"endpoint": "test_notification", "token_lifetime_seconds": 3601}),
     ]
     return ([(f"api-request {n}", c, None) for n, c in ok]
@@ -532,7 +571,7 @@ def api_answers(fake: FakeApple) -> list[tuple[str, dict, dict | bytes | None, d
                                                 "renewal_info": [{"original_transaction_id": "2000000000000001",
                                                                   "auto_renew_status": False}]},
          history, cfg, "valid"),
-        ("history in sandbox", {"environment": "sandbox"},
+        ("history in sandbox", {"environment": "Sandbox"},
          {"bundleId": "com.example.fake", "environment": "Sandbox", "revision": "s", "hasMore": False,
           "signedTransactions": [fake.jws(api_transaction("2000000000000011", env="Sandbox"))]}, cfg, "valid"),
         ("refund history", {"endpoint": "refund_history"},
@@ -574,7 +613,7 @@ def api_answers(fake: FakeApple) -> list[tuple[str, dict, dict | bytes | None, d
         ("401 with a body", {"http_status": 401}, b"Unauthenticated\n", cfg, "configuration_error"),
         ("404 4040010 from production", {"endpoint": "transaction_info", "http_status": 404},
          {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, cfg, "wrong_environment"),
-        ("404 4040010 from sandbox", {"endpoint": "transaction_info", "environment": "sandbox", "http_status": 404},
+        ("404 4040010 from sandbox", {"endpoint": "transaction_info", "environment": "Sandbox", "http_status": 404},
          {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, cfg, "rejected_by_apple"),
         ("404 4040010, Production only", {"endpoint": "transaction_info", "http_status": 404},
          {"errorCode": 4040010, "errorMessage": "Transaction id not found."}, prod_only, "rejected_by_apple"),
@@ -649,7 +688,7 @@ def api_cases() -> list[Case]:
         cases.append(Case(name, "api-request", "api-request-result", input_bytes=json.dumps(call).encode(),
                           now=API_NOW, extra=["--signer", str(signer)], expect_status=status))
     for name, options, body, config, verdict in api_answers(fake):
-        opts = {"endpoint": "transaction_history", "environment": "production", "http_status": 200}
+        opts = {"endpoint": "transaction_history", "environment": "Production", "http_status": 200}
         opts.update(options)
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         cases.append(Case(f"api-response {name}", "api-response", "api-response-result", input_bytes=raw, config=config,
@@ -742,7 +781,7 @@ def revocation_cases() -> list[Case]:
                       options={"ocsp_responses": [ocsp_b64("forged"), ocsp_b64("good")]}, expect="valid"))
     # API answers: the signed item's leaf is checked with the same answers.
     body = json.dumps({"signedTransactionInfo": token.read_text().strip()}).encode()
-    api = {"endpoint": "transaction_info", "environment": "production", "http_status": 200}
+    api = {"endpoint": "transaction_info", "environment": "Production", "http_status": 200}
     for name, config, answers, expect in (("off, good", off, ["good"], "valid"),
                                           ("off, revoked", off, ["revoked"], "revoked"),
                                           ("required, none", required, [], "revocation_unknown"),
@@ -849,9 +888,12 @@ def main() -> int:
             for e in validators["config"].iter_errors(c.config):
                 fail(f"{c.name}: its config does not match config.schema.json: {e.message}")
             inputs_checked += 1
-        if c.options is not None and c.command != "api-response":   # API answer options: docs/options.md
-            for e in validators["options"].iter_errors(c.options):
-                fail(f"{c.name}: its options do not match options.schema.json: {e.message}")
+        if c.options is not None:
+            entry = OPTIONS_ENTRY.get(c.command)
+            validator = options_validator(validators, entry) if entry else validators["options"]
+            for e in validator.iter_errors(c.options):
+                fail(f"{c.name}: its options do not match options.schema.json{'#/$defs/' + entry if entry else ''}: "
+                     f"{e.message}")
             inputs_checked += 1
         if c.command == "entitlements" and c.expect == "valid":
             for e in validators["entitlement-input"].iter_errors(json.loads(c.input_bytes or c.input_path.read_bytes())):
@@ -899,14 +941,17 @@ def main() -> int:
                 fail(f"{b.where}: does not match {b.arg}.schema.json: {e.message}")
             doc_blocks += 1
             inputs_checked += 1
-            # The library must accept it too: run it through `iapverify entitlements`.
+            # The library must accept it too: run it through `iapverify entitlements` (options: through
+            # the entry point that reads them).
             empty = json.dumps({"transactions": []}).encode()
-            probe = {"config": dict(config=doc, input_bytes=empty),
-                     "options": dict(config={"bundle_id": "*"}, options=doc, input_bytes=empty),
-                     "entitlement-input": dict(config={"bundle_id": "*"}, input_bytes=b.code.encode())}.get(b.arg)
+            probe = {"config": dict(command="entitlements", schema="entitlements-result", config=doc, input_bytes=empty,
+                                    expect="valid"),
+                     "options": options_probe(validators, doc),
+                     "entitlement-input": dict(command="entitlements", schema="entitlements-result",
+                                               config={"bundle_id": "*"}, input_bytes=b.code.encode(), expect="valid"),
+                     }.get(b.arg)
             if probe is not None:
-                manual_probes.append(Case(f"{b.where} ({b.arg})", "entitlements", "entitlements-result",
-                                          expect="valid", **probe))
+                manual_probes.append(Case(f"{b.where} ({b.arg})", **probe))
 
     # What the library refuses, the schemas refuse (hostile configs, options and entitlement inputs).
     refused = 0

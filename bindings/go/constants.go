@@ -61,6 +61,19 @@ const (
 	ActionRecordOnly          Action = "record_only"
 )
 
+// ServerEnvironment is which of Apple's servers a call goes to or an answer came from: the
+// /verifyReceipt host (Options.Environment) or the App Store Server API host (a call's
+// "environment", APIResponseOptions.Environment, APIResult.Environment). It is spelled as Apple
+// spells environments, like the config's "environments". The lower-case "production" and
+// "sandbox" of release 0.1 still work until the next release; the result's Deprecations says so.
+type ServerEnvironment string
+
+// The server environments.
+const (
+	EnvironmentProduction ServerEnvironment = "Production"
+	EnvironmentSandbox    ServerEnvironment = "Sandbox"
+)
+
 // State says why an entitlement is or is not active (docs/entitlements.md#states).
 type State string
 

@@ -45,7 +45,7 @@ func ExampleSigner_NewRequest() {
 	defer signer.Close()
 	call := map[string]any{
 		"endpoint":       "transaction_history",
-		"environment":    "sandbox",
+		"environment":    "Sandbox",
 		"transaction_id": "2000000123456789",
 		"query":          map[string]any{"sort": "DESCENDING"},
 	}
@@ -58,7 +58,7 @@ func ExampleSigner_NewRequest() {
 	fmt.Println(req.Method, req.URL)
 	fmt.Println(strings.HasPrefix(req.Header.Get("Authorization"), "Bearer "))
 	// Then: resp, err := http.DefaultClient.Do(req)
-	//       r, err := verifier.InterpretHTTPResponse(resp, "transaction_history", "sandbox", attempt, time.Now())
+	//       r, err := verifier.InterpretHTTPResponse(resp, "transaction_history", iapverify.EnvironmentSandbox, attempt, time.Now())
 	// Output:
 	// GET https://api.storekit-sandbox.apple.com/inApps/v2/history/2000000123456789?sort=DESCENDING
 	// true
@@ -75,7 +75,7 @@ func ExampleVerifier_InterpretAPIResponse() {
 	defer v.Close()
 	now := time.UnixMilli(1700000000000)
 	r, err := v.InterpretAPIResponse([]byte(`{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}`),
-		iapverify.APIResponseOptions{Endpoint: "transaction_history", Environment: "production",
+		iapverify.APIResponseOptions{Endpoint: "transaction_history", Environment: iapverify.EnvironmentProduction,
 			HTTPStatus: 429, RetryAfter: "1700000030000", Attempt: 1}, now)
 	if err != nil {
 		fmt.Println(err)

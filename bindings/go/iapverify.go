@@ -85,11 +85,21 @@ func (v *Verifier) Close() {
 	}
 }
 
-// Options are the per-call options; the zero value means none.
+// Options are the per-call options; the zero value means none. Only the fields set are sent, and
+// each call reads its own (docs/options.md): DeviceID is for VerifyReceipt; Environment and
+// Attempt for InterpretResponse; LastSignedDateMs and SeenNotificationUUIDs for VerifyJWS;
+// OCSPResponses for VerifyReceipt and VerifyJWS; the delivery fields for every call. A field set
+// for a call that does not read it is refused with ErrInvalidArgument ("does not apply to ...").
 type Options struct {
-	DeviceID                string        `json:"device_id,omitempty"`
-	Endpoint                string        `json:"endpoint,omitempty"` // "production" or "sandbox"
-	Attempt                 int           `json:"attempt,omitempty"`
+	DeviceID string `json:"device_id,omitempty"` // VerifyReceipt
+	// Environment is the /verifyReceipt host that answered (InterpretResponse); empty means
+	// EnvironmentProduction.
+	Environment ServerEnvironment `json:"environment,omitempty"`
+	// Deprecated: Endpoint is the old name of Environment for InterpretResponse ("production" or
+	// "sandbox", any case). It still works until the next release, with a note in
+	// Result.Deprecations; set Environment instead.
+	Endpoint                string        `json:"endpoint,omitempty"`
+	Attempt                 int           `json:"attempt,omitempty"` // InterpretResponse: 1 for the first try
 	DeliveredTransactionIDs []string      `json:"delivered_transaction_ids,omitempty"`
 	Orders                  []Order       `json:"orders,omitempty"`
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`
@@ -163,7 +173,8 @@ func (v *Verifier) VerifyReceipt(receipt []byte, nowMs int64, opts *Options) (*R
 	}, receipt, nowMs, opts)
 }
 
-// InterpretResponse reads a /verifyReceipt body; set Options.Endpoint and Options.Attempt.
+// InterpretResponse reads a /verifyReceipt body; set Options.Environment (the host that
+// answered) and Options.Attempt.
 func (v *Verifier) InterpretResponse(body []byte, nowMs int64, opts *Options) (*Result, error) {
 	return v.call(func(h *C.iapv_verifier, in *C.uint8_t, n C.size_t, o *C.char, on C.size_t, now C.int64_t,
 		out **C.iapv_result, e *C.iapv_error) C.iapv_status {

@@ -9,13 +9,16 @@ import (
 
 // Result is the answer of any call; JSON keeps the library's full result document.
 type Result struct {
-	Verdict         Verdict         `json:"verdict"`
-	Reason          string          `json:"reason"`
-	Valid           bool            `json:"-"`
-	Status          *int64          `json:"status,omitempty"`         // responses only
-	Action          Action          `json:"action,omitempty"`         // responses only
-	RetryAfterMs    *int64          `json:"retry_after_ms,omitempty"` // responses only
-	Environment     *string         `json:"environment,omitempty"`
+	Verdict      Verdict `json:"verdict"`
+	Reason       string  `json:"reason"`
+	Valid        bool    `json:"-"`
+	Status       *int64  `json:"status,omitempty"`         // responses only
+	Action       Action  `json:"action,omitempty"`         // responses only
+	RetryAfterMs *int64  `json:"retry_after_ms,omitempty"` // responses only
+	Environment  *string `json:"environment,omitempty"`
+	// Deprecations (responses only) lists the old spellings the options used (Options.Endpoint,
+	// a lower-case environment), each with what to write instead; empty when there are none.
+	Deprecations    []string        `json:"deprecations,omitempty"`
 	Receipt         json.RawMessage `json:"receipt"`
 	Entitlements    []Entitlement   `json:"entitlements"`
 	Purchases       []Purchase      `json:"purchases"`

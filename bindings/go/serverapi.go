@@ -122,7 +122,7 @@ type apiRequest struct {
 // NewRequest builds the HTTP request for one App Store Server API call, with a bearer token
 // issued at now. call describes it, e.g.
 //
-//	{"endpoint": "transaction_history", "environment": "sandbox", "transaction_id": "...",
+//	{"endpoint": "transaction_history", "environment": "Sandbox", "transaction_id": "...",
 //	 "revision": "...", "query": {"sort": "DESCENDING"}}
 //
 // and may be JSON text ([]byte, json.RawMessage or string) or any value encoding/json marshals
@@ -255,11 +255,11 @@ func (s *Signer) Sign(request any, now time.Time) (OfferSignature, error) {
 
 // APIResponseOptions say which call an App Store Server API answer belongs to and how it came.
 type APIResponseOptions struct {
-	Endpoint    string // the call's endpoint, e.g. "transaction_history" (required)
-	Environment string // "production" (the default when empty) or "sandbox": the host that answered
-	HTTPStatus  int    // the HTTP status (required)
-	RetryAfter  string // the Retry-After header's text; empty when there was none
-	Attempt     int    // 1 for the first try; 0 means 1
+	Endpoint    string            // the call's endpoint, e.g. "transaction_history" (required)
+	Environment ServerEnvironment // the host that answered: EnvironmentProduction (when empty) or EnvironmentSandbox
+	HTTPStatus  int               // the HTTP status (required)
+	RetryAfter  string            // the Retry-After header's text; empty when there was none
+	Attempt     int               // 1 for the first try; 0 means 1
 	// OCSPResponses are DER OCSP responses for the certificates that signed the answer's items
 	// (docs/revocation.md); each signed item's leaf is checked with them.
 	OCSPResponses [][]byte
@@ -311,7 +311,8 @@ type APIResult struct {
 	Reason               string               `json:"reason"`
 	Valid                bool                 `json:"-"`
 	Endpoint             string               `json:"endpoint"`
-	Environment          string               `json:"environment"`
+	Environment          ServerEnvironment    `json:"environment"`
+	Deprecations         []string             `json:"deprecations"` // old spellings the options used, each with what to write instead
 	HTTPStatus           int                  `json:"http_status"`
 	Action               Action               `json:"action"`
 	RetryAfterMs         *int64               `json:"retry_after_ms"`
@@ -521,9 +522,9 @@ var MaxAPIResponseBytes int64 = 32 << 20
 
 // InterpretHTTPResponse reads resp (its status, its Retry-After header, and its body, at most
 // MaxAPIResponseBytes, which it then closes) and interprets it as the answer of the call to
-// endpoint on environment ("production" or "sandbox"); attempt counts from 1. A body that cannot
+// endpoint on environment (EnvironmentProduction or EnvironmentSandbox); attempt counts from 1. A body that cannot
 // be read returns that I/O error: try the call again later.
-func (v *Verifier) InterpretHTTPResponse(resp *http.Response, endpoint, environment string, attempt int,
+func (v *Verifier) InterpretHTTPResponse(resp *http.Response, endpoint string, environment ServerEnvironment, attempt int,
 	now time.Time) (*APIResult, error) {
 	if resp == nil {
 		return nil, invalid("the response is nil")

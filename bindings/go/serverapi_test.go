@@ -212,7 +212,7 @@ func TestNewRequest(t *testing.T) {
 	}{
 		{"transaction_info as text", `{"endpoint":"transaction_info","transaction_id":"2000000123"}`,
 			"GET", "https://api.storekit.apple.com/inApps/v1/transactions/2000000123", ""},
-		{"transaction_history as a struct", call{Endpoint: "transaction_history", Environment: "sandbox", TransactionID: "1001", Revision: "AbC+/="},
+		{"transaction_history as a struct", call{Endpoint: "transaction_history", Environment: "Sandbox", TransactionID: "1001", Revision: "AbC+/="},
 			"GET", "https://api.storekit-sandbox.apple.com/inApps/v2/history/1001?revision=AbC%2B%2F%3D", ""},
 		{"transaction_history with filters as a map", map[string]any{"endpoint": "transaction_history", "transaction_id": "1001",
 			"query": map[string]any{"productType": []string{"AUTO_RENEWABLE", "CONSUMABLE"}, "sort": "DESCENDING"}},
@@ -227,11 +227,11 @@ func TestNewRequest(t *testing.T) {
 			`{"appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}`},
 		{"mass_extend_status", map[string]any{"endpoint": "mass_extend_status", "product_id": "pro.monthly", "request_identifier": "job-1"},
 			"GET", "https://api.storekit.apple.com/inApps/v1/subscriptions/extend/mass/pro.monthly/job-1", ""},
-		{"notification_history", map[string]any{"endpoint": "notification_history", "environment": "sandbox", "pagination_token": "p1",
+		{"notification_history", map[string]any{"endpoint": "notification_history", "environment": "Sandbox", "pagination_token": "p1",
 			"body": map[string]any{"startDate": signedMs - 86_400_000, "endDate": signedMs}},
 			"POST", "https://api.storekit-sandbox.apple.com/inApps/v1/notifications/history?paginationToken=p1",
 			fmt.Sprintf(`{"startDate":%d,"endDate":%d}`, signedMs-86_400_000, signedMs)},
-		{"test_notification", `{"endpoint":"test_notification","environment":"sandbox"}`,
+		{"test_notification", `{"endpoint":"test_notification","environment":"Sandbox"}`,
 			"POST", "https://api.storekit-sandbox.apple.com/inApps/v1/notifications/test", ""},
 	}
 	for _, c := range cases {
@@ -294,7 +294,7 @@ func TestNewRequestRefusals(t *testing.T) {
 		`{"endpoint":"transaction_info","transaction_id":"1","environment":"staging"}`,
 		`{"endpoint":"transaction_info","transaction_id":"1","body":{"x":1}}`,
 		`{"endpoint":"transaction_history","transaction_id":"1","query":{"sort":"SIDEWAYS"}}`,
-		`{"endpoint":"order_lookup","order_id":"A","environment":"sandbox"}`,
+		`{"endpoint":"order_lookup","order_id":"A","environment":"Sandbox"}`,
 		`{"endpoint":"consumption_info","transaction_id":"1","body":{"customerConsented":false,"sampleContentProvided":true,"deliveryStatus":"DELIVERED"}}`,
 		`[]`, `not json`, ``,
 		nil,
@@ -395,14 +395,14 @@ func roundTrip(t *testing.T, srv *httptest.Server, call map[string]any) *APIResu
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := v.InterpretHTTPResponse(resp, "transaction_history", "sandbox", 1, testNow)
+	r, err := v.InterpretHTTPResponse(resp, "transaction_history", EnvironmentSandbox, 1, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-var historyCall = map[string]any{"endpoint": "transaction_history", "environment": "sandbox", "transaction_id": "1001"}
+var historyCall = map[string]any{"endpoint": "transaction_history", "environment": "Sandbox", "transaction_id": "1001"}
 
 func TestRoundTripTransactionHistory(t *testing.T) {
 	page := map[string]any{"revision": "rev-1", "hasMore": false, "bundleId": "com.example.fake", "environment": "Sandbox",
@@ -412,7 +412,7 @@ func TestRoundTripTransactionHistory(t *testing.T) {
 		t.Fatalf("%s", r.Raw)
 	}
 	if len(r.Transactions) != 1 || r.Transactions[0].TransactionID != "1001" || r.Transactions[0].ProductID != "pro.monthly" ||
-		r.SignedItems != 1 || r.HTTPStatus != 200 || r.Environment != "sandbox" {
+		r.SignedItems != 1 || r.HTTPStatus != 200 || r.Environment != EnvironmentSandbox {
 		t.Fatalf("%s", r.Raw)
 	}
 	if len(r.Entitlements) != 1 || !r.Entitlements[0].Active || r.Entitlement(r.Entitlements[0].ID) == nil {
@@ -454,7 +454,7 @@ func TestRoundTripRateLimitAndUnauthorized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = v.InterpretHTTPResponse(resp, "transaction_history", "sandbox", 1, testNow)
+	r, err = v.InterpretHTTPResponse(resp, "transaction_history", EnvironmentSandbox, 1, testNow)
 	if err != nil || r.Valid || r.HTTPStatus != 401 || r.Action != "fix_configuration" {
 		t.Fatalf("401: %v %s", err, r.Raw)
 	}
@@ -474,7 +474,7 @@ func TestInterpretAPIResponseOptions(t *testing.T) {
 	}
 	// An unknown id in production, with Sandbox accepted: ask the sandbox host.
 	r, err = v.InterpretAPIResponse([]byte(`{"errorCode":4040010,"errorMessage":"Transaction id not found."}`),
-		APIResponseOptions{Endpoint: "transaction_info", Environment: "production", HTTPStatus: 404}, testNow)
+		APIResponseOptions{Endpoint: "transaction_info", Environment: EnvironmentProduction, HTTPStatus: 404}, testNow)
 	if err != nil || r.Action != "retry_sandbox" {
 		t.Fatalf("404: %v %s", err, r.Raw)
 	}
@@ -527,5 +527,32 @@ func TestUseAfterClose(t *testing.T) {
 	v.Close()
 	if _, err := v.InterpretAPIResponse(nil, APIResponseOptions{Endpoint: "transaction_info", HTTPStatus: 401}, testNow); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("InterpretAPIResponse after Close: %v", err)
+	}
+}
+
+func TestOldSpellingsAreReportedAndForeignOptionsRefused(t *testing.T) {
+	v := newTestVerifier(t)
+	r, err := v.InterpretAPIResponse(nil, APIResponseOptions{Endpoint: "finish_transaction", HTTPStatus: 200,
+		Environment: "sandbox"}, testNow)
+	if err != nil || r.Environment != EnvironmentSandbox || len(r.Deprecations) != 1 ||
+		!strings.Contains(r.Deprecations[0], `"Sandbox"`) {
+		t.Fatalf("a lower-case environment: %+v, %v", r, err)
+	}
+	r, err = v.InterpretAPIResponse(nil, APIResponseOptions{Endpoint: "finish_transaction", HTTPStatus: 200,
+		Environment: EnvironmentSandbox}, testNow)
+	if err != nil || len(r.Deprecations) != 0 {
+		t.Fatalf("Apple's spelling: %+v, %v", r, err)
+	}
+	res, err := v.InterpretResponse([]byte(`{"status":21005}`), testNow.UnixMilli(), &Options{Endpoint: "sandbox"})
+	if err != nil || len(res.Deprecations) != 1 || !strings.Contains(res.Deprecations[0], "options.endpoint is deprecated") {
+		t.Fatalf("the deprecated Options.Endpoint: %+v, %v", res, err)
+	}
+	res, err = v.InterpretResponse([]byte(`{"status":21005}`), testNow.UnixMilli(), &Options{Environment: EnvironmentSandbox})
+	if err != nil || len(res.Deprecations) != 0 || res.Action != ActionRetryLater {
+		t.Fatalf("Options.Environment: %+v, %v", res, err)
+	}
+	_, err = v.InterpretResponse([]byte(`{"status":21005}`), testNow.UnixMilli(), &Options{DeviceID: "C68BCE28-7E27-494A-A082-ACECB9328171"})
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `"device_id" does not apply to iapv_interpret_response`) {
+		t.Fatalf("a receipt option given to InterpretResponse: %v", err)
 	}
 }

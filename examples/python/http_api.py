@@ -113,7 +113,8 @@ class ReceiptRequest(Strict):
 
 class TransactionRequest(Strict):
     transaction_id: TransactionId
-    environment: Literal["production", "sandbox"] = "production"
+    # Apple's spelling; the lower case of release 0.1 is still accepted (deprecated).
+    environment: Literal["Production", "Sandbox", "production", "sandbox"] = "Production"
     user_id: Optional[UserId] = None
 
 

@@ -56,7 +56,17 @@ HISTORY_OVERLAP_MS = 10 * 60 * 1000          # each read starts this much before
 HISTORY_MAX_BACK_MS = 179 * 24 * 3600 * 1000 # Apple keeps 180 days of notification history
 RENEWAL_SLACK_MS = 60 * 60 * 1000            # a renewal this late without news is asked about
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024        # an answer from Apple larger than this is refused
-ENVIRONMENTS = {"Production": "production", "Sandbox": "sandbox"}
+# Apple's two servers, spelled as Apple spells environments (iapverify.ServerEnvironment). Jobs
+# stored by release 0.1 of this example say "production"/"sandbox": read in any case.
+ENVIRONMENTS = (iapverify.ServerEnvironment.PRODUCTION.value, iapverify.ServerEnvironment.SANDBOX.value)
+
+
+def server_environment(name: str) -> str:
+    """"Production" or "Sandbox" for a server environment given in any case; else ValueError."""
+    for env in ENVIRONMENTS:
+        if isinstance(name, str) and name.lower() == env.lower():
+            return env
+    raise ValueError(f"environment must be Production or Sandbox, not {name!r}")
 
 log = logging.getLogger("purchases")
 
@@ -97,7 +107,7 @@ class Refused(Exception):
 class Answer:
     """What Apple's answers for one receipt came to, before the ledger is touched."""
     kind: str                     # accept | later | give_up | fix_configuration | reject
-    endpoint: str
+    environment: str              # the host that answered: Production or Sandbox
     attempt: int
     body: bytes = b""             # accept: the body to settle
     delay_ms: int = 0             # later: the library's retry_after_ms
@@ -158,17 +168,19 @@ class PurchaseService:
                  recovery_every_ms: int = RECOVERY_EVERY_MS, renewal_slack_ms: int = RENEWAL_SLACK_MS,
                  consumption_consent: bool = True):
         """signer_config enables the StoreKit 2 flow and the recovery jobs. api_base_url (tests only)
-        sends those calls to a fake App Store Server API: one URL, or {"production": ...,
-        "sandbox": ...}. Every decision uses the database's clock (ledger.now()); `clock` (tests
+        sends those calls to a fake App Store Server API: one URL, or {"Production": ...,
+        "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()); `clock` (tests
         only) replaces it. Bearer tokens are issued at token_clock() (default: this host's real
         clock, which is what Apple checks them against). timeout_s bounds each call to Apple as a
         whole (connecting, sending, reading), not each read."""
         self.config = config
         self.verifier = iapverify.Verifier(config)
-        self.environments = [ENVIRONMENTS[e] for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
+        self.environments = [e for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
         self.signers: dict = {}
+        if isinstance(api_base_url, dict):
+            api_base_url = {server_environment(k): v for k, v in api_base_url.items()}
         if signer_config is not None:
-            for environment in ("production", "sandbox"):
+            for environment in ENVIRONMENTS:
                 base = api_base_url.get(environment) if isinstance(api_base_url, dict) else api_base_url
                 self.signers[environment] = iapverify.Signer(dict(signer_config, test_base_url=base.rstrip("/"))
                                                              if base else signer_config)
@@ -177,9 +189,9 @@ class PurchaseService:
         if clock is not None:
             ledger.clock = clock
         self.secret = shared_secret
-        self.urls = ({"production": apple_base_url.rstrip("/") + "/production/verifyReceipt",
-                      "sandbox": apple_base_url.rstrip("/") + "/sandbox/verifyReceipt"} if apple_base_url
-                     else {"production": PRODUCTION_URL, "sandbox": SANDBOX_URL})
+        self.urls = ({"Production": apple_base_url.rstrip("/") + "/production/verifyReceipt",
+                      "Sandbox": apple_base_url.rstrip("/") + "/sandbox/verifyReceipt"} if apple_base_url
+                     else {"Production": PRODUCTION_URL, "Sandbox": SANDBOX_URL})
         self.timeout_s = timeout_s
         self.lease_ms = lease_ms
         self.heartbeat_ms = heartbeat_ms if heartbeat_ms is not None else lease_ms // 3
@@ -202,14 +214,15 @@ class PurchaseService:
             self.ledger.create_order_in(db, order_id, user_id, product_id, self.ledger.now(db))
         return order_id
 
-    def submit_receipt(self, user_id: str, receipt: str, endpoint: str = "production", attempt: int = 1) -> dict:
-        """Verifies through Apple and delivers, or queues the receipt. Returns what happened, for the app."""
-        return self._submit(user_id, receipt, endpoint, attempt)
+    def submit_receipt(self, user_id: str, receipt: str, environment: str = "Production", attempt: int = 1) -> dict:
+        """Verifies through Apple (the /verifyReceipt host `environment` first) and delivers, or
+        queues the receipt. Returns what happened, for the app."""
+        return self._submit(user_id, receipt, server_environment(environment), attempt)
 
-    def _submit(self, user_id: str, receipt: str, endpoint: str, attempt: int) -> dict:
+    def _submit(self, user_id: str, receipt: str, environment: str, attempt: int) -> dict:
         """What the front does for a receipt or a StoreKit 2 transaction (`receipt` is then
         STOREKIT2 + its id): ask Apple once, then settle, refuse, or queue for a worker."""
-        answer = self._ask(receipt, endpoint, attempt)
+        answer = self._ask(receipt, environment, attempt)
         key = job_id(user_id, receipt)
         entry = "storekit2" if receipt.startswith(STOREKIT2) else "receipt"
         if answer.kind == "accept":
@@ -234,14 +247,14 @@ class PurchaseService:
 
         def store(db) -> None:
             now = self.ledger.now(db)
-            self.ledger.enqueue(db, key, user_id, receipt, answer.endpoint, next_attempt, now + delay, now, answer.why)
+            self.ledger.enqueue(db, key, user_id, receipt, answer.environment, next_attempt, now + delay, now, answer.why)
         self.ledger.run(store)
         self.metrics.verdicts.labels(entry, "temporarily_unavailable").inc()
         log_event(logging.INFO, "queued", entry_point=entry, user_id=user_id, job=key[:16], why=answer.why,
                   retry_after_ms=delay)
         return {"status": "pending", "retry_after_ms": delay, "why": answer.why}
 
-    def submit_transaction(self, user_id: str, transaction_id: str, environment: str = "production",
+    def submit_transaction(self, user_id: str, transaction_id: str, environment: str = "Production",
                            attempt: int = 1) -> dict:
         """StoreKit 2: the app sends the id of a transaction it just finished. The service reads the
         customer's whole transaction history from the App Store Server API (every page, every
@@ -249,9 +262,9 @@ class PurchaseService:
         entitlements; or queues the call when Apple says later. Returns what happened, for the app."""
         if not self.signers:
             raise ValueError("the StoreKit 2 flow needs a signer config (APPLE_API_KEY_FILE)")
-        if environment not in ("production", "sandbox") or not transaction_id:
-            raise ValueError("environment must be production or sandbox, and transaction_id not empty")
-        return self._submit(user_id, STOREKIT2 + transaction_id, environment, attempt)
+        if not transaction_id:
+            raise ValueError("transaction_id must not be empty")
+        return self._submit(user_id, STOREKIT2 + transaction_id, server_environment(environment), attempt)
 
     def entitlements(self, user_id: str) -> dict:
         """What the user is entitled to now: the library's compute_entitlements over every
@@ -320,7 +333,7 @@ class PurchaseService:
                 applied = action in ("apply", "send_consumption_info")
                 self.ledger.note_news(db, original, environment, now, n.get("signed_date_ms") if applied else None)
             if action == "send_consumption_info" and txn and self.signers:
-                env = ENVIRONMENTS.get(environment or "", "production")
+                env = environment if environment in ENVIRONMENTS else ENVIRONMENTS[0]
                 self.ledger.enqueue(db, job_id("apple", CONSUMPTION + txn["transaction_id"]), owner or "",
                                     CONSUMPTION + txn["transaction_id"], env, 1, now, now, "consumption requested")
             body = {"status": action, "notification_uuid": n["notification_uuid"], "user_id": owner}
@@ -385,8 +398,9 @@ class PurchaseService:
         def add(db) -> None:
             now = self.ledger.now(db)
             for env in self.environments:
-                self.ledger.set_mark(db, "history:" + env, now, only_if_missing=True)
-                self.ledger.enqueue(db, job_id("apple", RECOVERY + env), "", RECOVERY + env, env, 1, now, now,
+                key = env.lower()      # the job's and the mark's names, as release 0.1 stored them
+                self.ledger.set_mark(db, "history:" + key, now, only_if_missing=True)
+                self.ledger.enqueue(db, job_id("apple", RECOVERY + key), "", RECOVERY + key, env, 1, now, now,
                                     "scheduled")
         self.ledger.run(add)
 
@@ -436,7 +450,7 @@ class PurchaseService:
             return self._run_recovery(job)
         if job.receipt.startswith(CONSUMPTION):
             return self._run_consumption(job)
-        answer = self._ask(job.receipt, job.endpoint, job.attempt)
+        answer = self._ask(job.receipt, server_environment(job.endpoint), job.attempt)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
@@ -460,7 +474,7 @@ class PurchaseService:
 
     def _reschedule(self, db, job: Job, answer: "Answer", now: int) -> dict:
         if answer.kind == "later":
-            self.ledger.reschedule(db, job, answer.endpoint, answer.attempt + 1, now + answer.delay_ms, answer.why)
+            self.ledger.reschedule(db, job, answer.environment, answer.attempt + 1, now + answer.delay_ms, answer.why)
             return {"status": "pending", "retry_after_ms": answer.delay_ms, "why": answer.why}
         if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms and not job.receipt.startswith(RECOVERY):
             self.ledger.finish(db, job, "given_up", f"still {answer.why} after {job.tries} tries", now)
@@ -468,7 +482,7 @@ class PurchaseService:
         # give_up: a new round of attempts later. fix_configuration: the same attempt later, never
         # given up for it: the receipt is fine, our secret is not.
         attempt = 1 if answer.kind == "give_up" else answer.attempt
-        self.ledger.reschedule(db, job, answer.endpoint, attempt, now + GIVE_UP_DELAY_MS, answer.why)
+        self.ledger.reschedule(db, job, answer.environment, attempt, now + GIVE_UP_DELAY_MS, answer.why)
         return {"status": "pending", "retry_after_ms": GIVE_UP_DELAY_MS, "why": answer.why}
 
     def work(self, stop: threading.Event, poll_s: float = 1.0, batch: int = BATCH) -> None:
@@ -498,17 +512,17 @@ class PurchaseService:
         Subscription Statuses about subscriptions past their expected renewal with no news (one
         that fails is asked again next run). On Apple's retry_later the job runs again at the
         library's delay, from the same mark; otherwise at the next period."""
-        env = job.endpoint
+        env = server_environment(job.endpoint)
         with self.ledger.transaction() as db:
             now = self.ledger.now(db)
-            covered = self.ledger.mark(db, "history:" + env) or now
+            covered = self.ledger.mark(db, "history:" + env.lower()) or now
         start = max(covered - HISTORY_OVERLAP_MS, now - HISTORY_MAX_BACK_MS)
         applied = {"recovered": 0, "statuses": 0}
         answer = self._read_history(env, start, now, job.attempt, applied)
         if answer.kind == "accept":
             with self.ledger.transaction() as db:
                 overdue = [o for o, e in self.ledger.overdue_subscriptions(db, now, self.renewal_slack_ms, 100)
-                           if ENVIRONMENTS.get(e, "production") == env]
+                           if (e if e in ENVIRONMENTS else ENVIRONMENTS[0]) == env]
             for original in overdue:
                 checked = self._check_subscription(original, env, 1, now)
                 if checked.kind == "accept":
@@ -524,7 +538,7 @@ class PurchaseService:
                 return {"status": "lease_lost", "job": job.id}
             t = self.ledger.now(db)
             if answer.kind == "accept":
-                self.ledger.set_mark(db, "history:" + env, now)
+                self.ledger.set_mark(db, "history:" + env.lower(), now)
                 self.ledger.reschedule(db, job, env, 1, t + self.recovery_every_ms,
                                        f"recovered {applied['recovered']}, checked {applied['statuses']}")
                 return {"status": "recovered", **applied}
@@ -583,13 +597,14 @@ class PurchaseService:
                                  (transaction_id,))
         body = {"customerConsented": True, "sampleContentProvided": False,
                 "deliveryStatus": "DELIVERED" if delivered else "UNDELIVERED_OTHER"}
+        env = server_environment(job.endpoint)
         if not self.consumption_consent:
-            answer = Answer("reject", job.endpoint, job.attempt, verdict="not_sent",
+            answer = Answer("reject", env, job.attempt, verdict="not_sent",
                             why="consumption data is not sent without the customer's consent (CONSUMPTION_CONSENT=0)")
         else:
-            result, _, why = self._api_call({"endpoint": "consumption_info", "environment": job.endpoint,
+            result, _, why = self._api_call({"endpoint": "consumption_info", "environment": env,
                                              "transaction_id": transaction_id, "body": body}, job.attempt)
-            answer = self._decide(result, job.endpoint, job.attempt, b"", why)
+            answer = self._decide(result, env, job.attempt, b"", why)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
@@ -615,10 +630,10 @@ class PurchaseService:
         self.metrics.apple_calls.labels(call["endpoint"], why.split(":")[0] or result.action).inc()
         return result, body, why or f"http {status}"
 
-    def _ask(self, receipt: str, endpoint: str, attempt: int) -> Answer:
+    def _ask(self, receipt: str, environment: str, attempt: int) -> Answer:
         if receipt.startswith(STOREKIT2):
-            return self._ask_history(receipt[len(STOREKIT2):], endpoint, attempt)
-        return self._ask_apple(receipt, endpoint, attempt)
+            return self._ask_history(receipt[len(STOREKIT2):], environment, attempt)
+        return self._ask_apple(receipt, environment, attempt)
 
     def _ask_history(self, transaction_id: str, environment: str, attempt: int) -> Answer:
         """Every page of the transaction history, each verified by the library. On the library's
@@ -642,7 +657,7 @@ class PurchaseService:
                 if not page:
                     return Answer("reject", environment, attempt, verdict="malformed", why="next_page without a page")
             elif result.action == "retry_sandbox" and not switched:
-                environment, switched, transactions, renewals, page = "sandbox", True, [], [], {}
+                environment, switched, transactions, renewals, page = "Sandbox", True, [], [], {}
             elif result.action == "retry_sandbox":
                 return Answer("reject", environment, attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
             else:
@@ -660,36 +675,38 @@ class PurchaseService:
         except (OSError, http.client.HTTPException, ValueError) as e:
             return 503, None, b"", describe_failure(e)
 
-    def _ask_apple(self, receipt: str, endpoint: str, attempt: int) -> Answer:
+    def _ask_apple(self, receipt: str, environment: str, attempt: int) -> Answer:
         for _ in range(3):  # at most production -> sandbox -> production; the library never loops
             try:
-                body = self._call_apple(endpoint, receipt)
+                body = self._call_apple(environment, receipt)
             except (OSError, http.client.HTTPException, ValueError) as e:  # refused, reset, deadline, HTTP 5xx
                 why = describe_failure(e)
                 self.metrics.apple_calls.labels("verifyReceipt", why.split(":")[0]).inc()
-                return self._decide(self.verifier.interpret_response(UNREACHABLE_BODY, endpoint=endpoint, attempt=attempt,
-                                                                     now_ms=self.clock()), endpoint, attempt, b"", why)
-            result = self.verifier.interpret_response(body, endpoint=endpoint, attempt=attempt, now_ms=self.clock())
+                return self._decide(self.verifier.interpret_response(UNREACHABLE_BODY, environment=environment,
+                                                                     attempt=attempt, now_ms=self.clock()),
+                                    environment, attempt, b"", why)
+            result = self.verifier.interpret_response(body, environment=environment, attempt=attempt,
+                                                      now_ms=self.clock())
             self.metrics.apple_calls.labels("verifyReceipt", result.action).inc()
             if result.action == "retry_sandbox":
-                endpoint = "sandbox"
+                environment = "Sandbox"
             elif result.action == "retry_production":
-                endpoint = "production"
+                environment = "Production"
             else:
-                return self._decide(result, endpoint, attempt, body, str(result.status))
-        return Answer("reject", endpoint, attempt, verdict="wrong_environment", why="environment ping-pong")
+                return self._decide(result, environment, attempt, body, str(result.status))
+        return Answer("reject", environment, attempt, verdict="wrong_environment", why="environment ping-pong")
 
     @staticmethod
-    def _decide(result, endpoint: str, attempt: int, body: bytes, why: str) -> Answer:
+    def _decide(result, environment: str, attempt: int, body: bytes, why: str) -> Answer:
         if result.action == "accept":
-            return Answer("accept", endpoint, attempt, body=body)
+            return Answer("accept", environment, attempt, body=body)
         if result.action == "retry_later":
-            return Answer("later", endpoint, attempt, delay_ms=int(result.retry_after_ms or 1000), why=why)
+            return Answer("later", environment, attempt, delay_ms=int(result.retry_after_ms or 1000), why=why)
         if result.action == "give_up":
-            return Answer("give_up", endpoint, attempt, why=why)
+            return Answer("give_up", environment, attempt, why=why)
         if result.action == "fix_configuration":
-            return Answer("fix_configuration", endpoint, attempt, why=f"fix_configuration: {result.reason}")
-        return Answer("reject", endpoint, attempt, verdict=result.verdict, why=result.reason)
+            return Answer("fix_configuration", environment, attempt, why=f"fix_configuration: {result.reason}")
+        return Answer("reject", environment, attempt, verdict=result.verdict, why=result.reason)
 
     def _settle(self, db, user_id: str, answer: Answer) -> dict:
         """Inside one database transaction: keep what Apple signed about the user's purchases,
@@ -702,7 +719,7 @@ class PurchaseService:
         if answer.transactions is not None:
             transactions, renewals = list(answer.transactions), list(answer.renewals or ())
         else:
-            result = self.verifier.interpret_response(answer.body, endpoint=answer.endpoint, attempt=answer.attempt,
+            result = self.verifier.interpret_response(answer.body, environment=answer.environment, attempt=answer.attempt,
                                                       now_ms=now)
             if result.action != "accept":  # accepted a moment ago; only the clock moved
                 return {"status": "rejected", "verdict": result.verdict, "reason": result.reason}
@@ -766,9 +783,9 @@ class PurchaseService:
                 "orders": {o["order_id"]: "paid" if o["order_id"] in paid else "pending" for o in orders},
                 "paid": paid}
 
-    def _call_apple(self, endpoint: str, receipt: str) -> bytes:
+    def _call_apple(self, environment: str, receipt: str) -> bytes:
         request = json.dumps({"receipt-data": receipt, "password": self.secret, "exclude-old-transactions": False}).encode()
-        status, _, body = http_call("POST", self.urls[endpoint], {"Content-Type": "application/json"}, request,
+        status, _, body = http_call("POST", self.urls[environment], {"Content-Type": "application/json"}, request,
                                     self.timeout_s)
         if status != 200:
             raise http.client.HTTPException(f"http {status}")

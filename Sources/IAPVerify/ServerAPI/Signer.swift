@@ -49,14 +49,15 @@ public final class Signer: @unchecked Sendable {
                 } else if let hosts = value.members {
                     for (env, url) in hosts {
                         guard let u = url.string else { throw .config("signer config.test_base_url.\(env) must be a string") }
-                        switch env {
-                        case "production": base = u
-                        case "sandbox": sandboxBase = u
-                        default: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected production, sandbox)")
+                        // A test setting, keyed like every environment (any casing: tests predate the rename).
+                        switch ServerEnvironment.allCases.first(where: { $0.rawValue.lowercased() == env.lowercased() }) {
+                        case .production?: base = u
+                        case .sandbox?: sandboxBase = u
+                        case nil: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected Production, Sandbox)")
                         }
                     }
                 } else {
-                    throw .config("signer config.test_base_url must be a string or {\"production\": ..., \"sandbox\": ...}")
+                    throw .config("signer config.test_base_url must be a string or {\"Production\": ..., \"Sandbox\": ...}")
                 }
             default:
                 throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, test_base_url)")

@@ -29,11 +29,11 @@ public enum ServerEnvironment: String, Sendable, CaseIterable {
     /// The environment a receipt or signed item from this server must name.
     public var receiptEnvironment: ReceiptEnvironment { self == .production ? .production : .sandbox }
 
-    /// Reads a value the host wrote. The lowercase spelling of release 0.1 ("production",
+    /// Reads a value the host wrote. Another casing (release 0.1 wrote "production" and
     /// "sandbox") still works for one release; the note saying so goes to `deprecations`.
     static func parse(_ text: String, path: String, deprecations: inout [String]) -> ServerEnvironment? {
         if let e = ServerEnvironment(rawValue: text) { return e }
-        guard let e = allCases.first(where: { $0.rawValue.lowercased() == text }) else { return nil }
+        guard let e = allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
         deprecations.append("\(path) \"\(text)\" is deprecated: write \"\(e.rawValue)\" (Apple's spelling); the lowercase form goes in the next release")
         return e
     }

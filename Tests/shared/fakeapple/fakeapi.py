@@ -10,7 +10,10 @@ path and query parameters must be ones Apple knows. Any failure is answered with
 recorded in ``errors``; tests assert that list is empty.
 
 Apple has one host per environment, so the fake listens on two ports: ``start()`` returns the
-production base URL, ``sandbox_url`` is the other. Needs the ``cryptography`` package.
+production base URL, ``sandbox_url`` is the other. Environments are spelled as Apple spells them
+("Production", "Sandbox", like the library's ServerEnvironment): ``requests`` and ``consumption``
+record them so; the methods that take one accept any case ("sandbox" too). Needs the
+``cryptography`` package.
 """
 from __future__ import annotations
 
@@ -30,10 +33,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 HERE = Path(__file__).resolve().parent
-ENVIRONMENTS = {"production": "Production", "sandbox": "Sandbox"}
+ENVIRONMENTS = ("Production", "Sandbox")
 # Query parameters each served endpoint accepts (anything else is a client bug).
 HISTORY_QUERY = {"revision", "startDate", "endDate", "productId", "productType", "sort", "subscriptionGroupIdentifier",
                  "inAppOwnershipType", "revoked"}
+
+
+def environment(name: str) -> str:
+    """Apple's spelling of an environment given in any case: "sandbox" is "Sandbox"."""
+    for env in ENVIRONMENTS:
+        if isinstance(name, str) and name.lower() == env.lower():
+            return env
+    raise ValueError(f"unknown environment {name!r} (Production or Sandbox)")
 
 
 def b64url(data: bytes) -> str:
@@ -58,11 +69,11 @@ def sign_jws(payload: dict, fixtures_dir: Path = HERE) -> str:
 
 
 def sign_notification(notification_type: str, subtype: Optional[str] = None, *, uuid: str, signed_date: int,
-                      transaction: Optional[dict] = None, renewal: Optional[dict] = None, env: str = "production",
+                      transaction: Optional[dict] = None, renewal: Optional[dict] = None, env: str = "Production",
                       bundle_id: str = "com.example.fake", fixtures_dir: Path = HERE) -> str:
     """The signedPayload of an App Store Server Notification V2, with its transaction and renewal
     info signed as nested tokens, all by the fake leaf of ``fixtures_dir``."""
-    data: dict = {"bundleId": bundle_id, "environment": ENVIRONMENTS[env], "appAppleId": 1234567890}
+    data: dict = {"bundleId": bundle_id, "environment": environment(env), "appAppleId": 1234567890}
     if transaction is not None:
         data["signedTransactionInfo"] = sign_jws(transaction, fixtures_dir)
     if renewal is not None:
@@ -105,7 +116,8 @@ class FakeAppleAPI:
     def add_transaction(self, env: str, payload: dict, *, tampered: bool = False) -> None:
         """A transaction Apple knows in ``env``; bundleId, environment and signedDate default to
         this app, ``env`` and purchaseDate. ``tampered`` serves it with a broken signature."""
-        p = {"bundleId": self.bundle_id, "environment": ENVIRONMENTS[env], **payload}
+        env = environment(env)
+        p = {"bundleId": self.bundle_id, "environment": env, **payload}
         p.setdefault("signedDate", p.get("purchaseDate", 0))
         p.setdefault("originalTransactionId", p["transactionId"])
         with self._lock:
@@ -114,14 +126,15 @@ class FakeAppleAPI:
     def set_renewal(self, env: str, payload: dict, *, status: int = 1) -> None:
         """The renewal info of one subscription (keyed by originalTransactionId) and Apple's
         status for it (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked)."""
-        p = {"environment": ENVIRONMENTS[env], **payload}
+        env = environment(env)
+        p = {"environment": env, **payload}
         with self._lock:
             self._renewals[env][p["originalTransactionId"]] = (p, status)
 
     def add_notification(self, env: str, signed_payload: str, signed_date: int) -> None:
         """A notification Apple sent (or tried to send) in ``env``: served by the notification history."""
         with self._lock:
-            self._notifications[env].append((signed_date, signed_payload))
+            self._notifications[environment(env)].append((signed_date, signed_payload))
 
     def fail_next(self, count: int, http_status: int, body: Optional[dict] = None, headers: Optional[dict] = None) -> None:
         """Answers the next ``count`` well-formed calls with this status instead."""
@@ -143,8 +156,8 @@ class FakeAppleAPI:
             server.daemon_threads = True
             threading.Thread(target=server.serve_forever, daemon=True).start()
             self._servers[env] = server
-        self.base_url = f"http://127.0.0.1:{self._servers['production'].server_address[1]}"
-        self.sandbox_url = f"http://127.0.0.1:{self._servers['sandbox'].server_address[1]}"
+        self.base_url = f"http://127.0.0.1:{self._servers['Production'].server_address[1]}"
+        self.sandbox_url = f"http://127.0.0.1:{self._servers['Sandbox'].server_address[1]}"
         return self.base_url
 
     def stop(self) -> None:
@@ -297,7 +310,7 @@ class FakeAppleAPI:
         page = chain[start:start + self.page_size]
         end = start + len(page)
         return 200, {}, {"revision": f"rev-{end}", "hasMore": end < len(chain), "bundleId": self.bundle_id,
-                         "appAppleId": 1234567890, "environment": ENVIRONMENTS[env],
+                         "appAppleId": 1234567890, "environment": env,
                          "signedTransactions": [self._signed(*t) for t in page]}
 
     def _notification_history(self, env: str, _: str, query: dict) -> tuple[int, dict, dict]:
@@ -344,5 +357,5 @@ class FakeAppleAPI:
             if renewal is not None:
                 item["signedRenewalInfo"] = self._signed(renewal, False)
             groups.setdefault(payload.get("subscriptionGroupIdentifier", "group.default"), []).append(item)
-        return 200, {}, {"environment": ENVIRONMENTS[env], "bundleId": self.bundle_id, "appAppleId": 1234567890,
+        return 200, {}, {"environment": env, "bundleId": self.bundle_id, "appAppleId": 1234567890,
                          "data": [{"subscriptionGroupIdentifier": g, "lastTransactions": items} for g, items in groups.items()]}

@@ -20,11 +20,11 @@ The scenario is a JSON object; every key is optional:
 
     {
       "page_size": 2,
-      "transactions": {"production": [PAYLOAD, ...], "sandbox": [...]},
-      "renewals": {"production": [{"payload": PAYLOAD, "status": 1}, ...], "sandbox": [...]},
-      "notifications": {"production": [{"type": "DID_RENEW", "subtype": null, "uuid": "...",
+      "transactions": {"Production": [PAYLOAD, ...], "Sandbox": [...]},
+      "renewals": {"Production": [{"payload": PAYLOAD, "status": 1}, ...], "Sandbox": [...]},
+      "notifications": {"Production": [{"type": "DID_RENEW", "subtype": null, "uuid": "...",
                                         "signed_date": MS, "transaction": PAYLOAD,
-                                        "renewal": PAYLOAD}, ...], "sandbox": [...]},
+                                        "renewal": PAYLOAD}, ...], "Sandbox": [...]},
       "failures": [{"count": 1, "retry_after_ms": MS},
                    {"count": 2, "http_status": 500, "body": {...}, "headers": {...}}]
     }
@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fakeapi import ENVIRONMENTS, FakeAppleAPI, sign_notification  # noqa: E402
+from fakeapi import FakeAppleAPI, environment, sign_notification  # noqa: E402
 
 KEYS = {"page_size", "transactions", "renewals", "notifications", "failures"}
 
@@ -54,8 +54,10 @@ def load(fake: FakeAppleAPI, scenario: dict) -> None:
         raise SystemExit(f"serve.py: unknown scenario keys {sorted(unknown)}")
     for key in ("transactions", "renewals", "notifications"):
         for env in scenario.get(key, {}):
-            if env not in ENVIRONMENTS:
-                raise SystemExit(f"serve.py: {key}: unknown environment {env!r} (production or sandbox)")
+            try:
+                environment(env)
+            except ValueError:
+                raise SystemExit(f"serve.py: {key}: unknown environment {env!r} (Production or Sandbox)") from None
     for env, payloads in scenario.get("transactions", {}).items():
         for payload in payloads:
             fake.add_transaction(env, payload)

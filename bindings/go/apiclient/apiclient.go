@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	iapverify "github.com/iapverify/iapverify/bindings/go"
@@ -53,8 +54,11 @@ type Client struct {
 
 // Result is what Do collected from the accepted answers of one call.
 type Result struct {
-	Endpoint    string // the call's endpoint
-	Environment string // the host that answered: "production" or "sandbox"
+	Endpoint    string                      // the call's endpoint
+	Environment iapverify.ServerEnvironment // the host that answered: Production or Sandbox
+	// Deprecations are the old spellings the call used (a lower-case "environment"), as the
+	// answers' Deprecations say, once each.
+	Deprecations []string
 	// Transactions, RenewalInfo and Notifications are every page's, in order. Each page's own
 	// Entitlements cover that page only; compute them over all pages with EntitlementInput.
 	Transactions  []iapverify.Transaction
@@ -254,10 +258,13 @@ func (c *Client) Do(ctx context.Context, call any) (*Result, error) {
 
 	cur := original
 	endpoint := member(original, "endpoint", "")
-	environment := member(original, "environment", "production")
+	// As written (the library notes an old spelling in each answer's Deprecations), and as the
+	// host it names.
+	written := member(original, "environment", string(iapverify.EnvironmentProduction))
+	environment := serverEnvironment(written)
 	res := &Result{Endpoint: endpoint, Environment: environment}
 	seen := map[string]bool{} // paging tokens already sent: a repeated one would loop
-	sandboxTried := environment == "sandbox"
+	sandboxTried := environment == iapverify.EnvironmentSandbox
 	attempt := 1
 	for {
 		if err := ctx.Err(); err != nil {
@@ -275,12 +282,13 @@ func (c *Client) Do(ctx context.Context, call any) (*Result, error) {
 			return res, err
 		}
 		r, err := c.Verifier.InterpretAPIResponse(body, iapverify.APIResponseOptions{
-			Endpoint: endpoint, Environment: environment, HTTPStatus: status, RetryAfter: retryAfter,
+			Endpoint: endpoint, Environment: iapverify.ServerEnvironment(written), HTTPStatus: status, RetryAfter: retryAfter,
 			Attempt: attempt, OCSPResponses: c.OCSPResponses, Extra: c.Extra,
 		}, now())
 		if err != nil {
 			return res, err
 		}
+		res.note(r.Deprecations)
 		stop := func(detail string) (*Result, error) {
 			return res, &Error{Action: r.Action, Result: r, Attempt: attempt, Err: unreachable, detail: detail}
 		}
@@ -320,13 +328,37 @@ func (c *Client) Do(ctx context.Context, call any) (*Result, error) {
 				return stop("already asked the sandbox host")
 			}
 			// Ask the sandbox host the original call: a production paging token means nothing there.
-			sandboxTried, environment, attempt = true, "sandbox", 1
-			cur = withMember(original, "environment", "sandbox")
-			*res = Result{Endpoint: endpoint, Environment: environment, Requests: res.Requests}
+			sandboxTried, environment, written, attempt = true, iapverify.EnvironmentSandbox, string(iapverify.EnvironmentSandbox), 1
+			cur = withMember(original, "environment", written)
+			*res = Result{Endpoint: endpoint, Environment: environment, Requests: res.Requests, Deprecations: res.Deprecations}
 			seen = map[string]bool{}
 		default: // give_up, fix_configuration, reject, and any action newer than this package
 			return stop("")
 		}
+	}
+}
+
+// serverEnvironment is the host a call's "environment" names, in any case ("sandbox" is
+// Sandbox); anything else is kept for the library to refuse.
+func serverEnvironment(written string) iapverify.ServerEnvironment {
+	for _, e := range []iapverify.ServerEnvironment{iapverify.EnvironmentProduction, iapverify.EnvironmentSandbox} {
+		if strings.EqualFold(written, string(e)) {
+			return e
+		}
+	}
+	return iapverify.ServerEnvironment(written)
+}
+
+// note keeps each deprecation once.
+func (r *Result) note(deprecations []string) {
+next:
+	for _, d := range deprecations {
+		for _, have := range r.Deprecations {
+			if have == d {
+				continue next
+			}
+		}
+		r.Deprecations = append(r.Deprecations, d)
 	}
 }
 

@@ -282,7 +282,7 @@ func TestThreePageHistory(t *testing.T) {
 		history = append(history, purchase(id, coins, "200000", int64(i)))
 	}
 	history = append(history, purchase("300001", pro, "200000", 9))
-	f := startFake(t, map[string]any{"transactions": map[string]any{"production": history}})
+	f := startFake(t, map[string]any{"transactions": map[string]any{"Production": history}})
 	c, rec, clk := newClient(t, newSigner(t, f.production, f.sandbox, nil))
 
 	res, err := c.Do(context.Background(), map[string]any{"endpoint": "transaction_history", "transaction_id": "200002"})
@@ -297,7 +297,7 @@ func TestThreePageHistory(t *testing.T) {
 	if got := transactionIDs(res.Transactions); !reflect.DeepEqual(got, want) {
 		t.Fatalf("transactions %v, want %v", got, want)
 	}
-	if res.Environment != "production" || res.Endpoint != "transaction_history" || res.Requests != 3 ||
+	if res.Environment != iapverify.EnvironmentProduction || res.Endpoint != "transaction_history" || res.Requests != 3 ||
 		res.Revision() != "rev-6" || res.Last() != res.Pages[2] || len(clk.sleeps) != 0 {
 		t.Fatalf("result %+v, revision %q, sleeps %v", res, res.Revision(), clk.sleeps)
 	}
@@ -324,7 +324,7 @@ func TestThreePageHistory(t *testing.T) {
 		t.Fatalf("PurchasedAt %v %v", at, ok)
 	}
 	s := f.finish(t)
-	if got := s.requests("production"); len(got) != 3 || len(s.requests("sandbox")) != 0 {
+	if got := s.requests("Production"); len(got) != 3 || len(s.requests("Sandbox")) != 0 {
 		t.Fatalf("the fake got %v", s.Requests)
 	}
 }
@@ -333,7 +333,7 @@ func TestRetriesA429AtAppleRetryAfter(t *testing.T) {
 	t.Parallel()
 	retryAt := int64(nowMs + 7_000) // Apple's Retry-After: a UNIX time in milliseconds
 	f := startFake(t, map[string]any{
-		"transactions": map[string]any{"production": []any{purchase("500001", coins, "500001", 0)}},
+		"transactions": map[string]any{"Production": []any{purchase("500001", coins, "500001", 0)}},
 		"failures":     []any{map[string]any{"count": 1, "retry_after_ms": retryAt}},
 	})
 	c, rec, clk := newClient(t, newSigner(t, f.production, f.sandbox, nil))
@@ -353,7 +353,7 @@ func TestRetriesA429AtAppleRetryAfter(t *testing.T) {
 	if len(rec.tokens) != 2 || rec.tokens[0] == rec.tokens[1] || rec.sent[0] != rec.sent[1] {
 		t.Fatalf("sent %v", rec.sent)
 	}
-	if s := f.finish(t); len(s.requests("production")) != 2 {
+	if s := f.finish(t); len(s.requests("Production")) != 2 {
 		t.Fatalf("the fake got %v", s.Requests)
 	}
 }
@@ -361,16 +361,16 @@ func TestRetriesA429AtAppleRetryAfter(t *testing.T) {
 func TestFallsBackToSandboxOnce(t *testing.T) {
 	t.Parallel()
 	f := startFake(t, map[string]any{
-		"transactions": map[string]any{"sandbox": []any{purchase("700001", coins, "700001", 0)}},
+		"transactions": map[string]any{"Sandbox": []any{purchase("700001", coins, "700001", 0)}},
 	})
 	c, _, _ := newClient(t, newSigner(t, f.production, f.sandbox, nil))
 
-	call := map[string]any{"endpoint": "transaction_history", "environment": "production", "transaction_id": "700001"}
+	call := map[string]any{"endpoint": "transaction_history", "environment": "Production", "transaction_id": "700001"}
 	res, err := c.Do(context.Background(), call)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Environment != "sandbox" || res.Requests != 2 || len(res.Pages) != 1 ||
+	if res.Environment != iapverify.EnvironmentSandbox || res.Requests != 2 || len(res.Pages) != 1 ||
 		!reflect.DeepEqual(transactionIDs(res.Transactions), []string{"700001"}) {
 		t.Fatalf("result %+v", res)
 	}
@@ -379,16 +379,16 @@ func TestFallsBackToSandboxOnce(t *testing.T) {
 	res, err = c.Do(context.Background(), call)
 	var e *apiclient.Error
 	if !errors.As(err, &e) || !errors.Is(err, apiclient.ErrReject) || errors.Is(err, apiclient.ErrGiveUp) ||
-		e.Result.Environment != "sandbox" || e.Result.Verdict != iapverify.VerdictRejectedByApple ||
+		e.Result.Environment != iapverify.EnvironmentSandbox || e.Result.Verdict != iapverify.VerdictRejectedByApple ||
 		res.Requests != 2 || len(res.Pages) != 0 {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
 	s := f.finish(t)
-	if got := s.requests("production"); !reflect.DeepEqual(got, []string{
+	if got := s.requests("Production"); !reflect.DeepEqual(got, []string{
 		"GET /inApps/v2/history/700001", "GET /inApps/v2/history/799999"}) {
 		t.Fatalf("production got %v", got)
 	}
-	if got := s.requests("sandbox"); !reflect.DeepEqual(got, []string{
+	if got := s.requests("Sandbox"); !reflect.DeepEqual(got, []string{
 		"GET /inApps/v2/history/700001", "GET /inApps/v2/history/799999"}) {
 		t.Fatalf("sandbox got %v", got)
 	}
@@ -401,7 +401,7 @@ func TestNotificationHistoryPages(t *testing.T) {
 		tr["bundleId"], tr["environment"] = "com.example.fake", "Production"
 		return map[string]any{"type": kind, "uuid": uuid, "signed_date": signedMs + minute*60_000, "transaction": tr}
 	}
-	f := startFake(t, map[string]any{"notifications": map[string]any{"production": []any{
+	f := startFake(t, map[string]any{"notifications": map[string]any{"Production": []any{
 		notification("ONE_TIME_CHARGE", "aaaaaaaa-0000-4000-8000-000000000001", "900001", 1),
 		notification("ONE_TIME_CHARGE", "aaaaaaaa-0000-4000-8000-000000000002", "900002", 2),
 		notification("SOMETHING_NEW", "aaaaaaaa-0000-4000-8000-000000000003", "900003", 3),

@@ -185,12 +185,15 @@ do
     local signer = assert(iapverify.signer_new(signer_json))
     check(assert(iapverify.signer_new(cjson.decode(signer_json))):close() == true, "signer from a table")
 
-    local req = assert(signer:api_request({ endpoint = "transaction_history", environment = "sandbox",
+    local req = assert(signer:api_request({ endpoint = "transaction_history", environment = "Sandbox",
                                             transaction_id = "1001", revision = "rev-1" }, now))
     check(req.method == "GET" and req.url == "https://api.storekit-sandbox.apple.com/inApps/v2/history/1001?revision=rev-1",
           "transaction_history request: " .. tostring(req.method) .. " " .. tostring(req.url))
     check(req.body == nil and req.headers.Accept == "application/json" and req.headers["Content-Type"] == nil,
           "transaction_history has no body")
+    check(req.environment == "Sandbox" and #req.deprecations == 0, "Apple's spelling: no deprecation")
+    local old_req = assert(signer:api_request({ endpoint = "test_notification", environment = "sandbox" }, now))
+    check(old_req.environment == "Sandbox" and #old_req.deprecations == 1, "the lower-case environment still works, noted")
     local jwt = (req.headers.Authorization or ""):match("^Bearer (.+)$") or ""
     local h, p, s = jwt:match("^([%w_-]+)%.([%w_-]+)%.([%w_-]+)$")
     check(h ~= nil, "the bearer token has 3 parts: " .. jwt)
@@ -242,10 +245,20 @@ do
 
     local api = assert(iapverify.new(read(fake .. "verifier.json")))
     res = assert(api:interpret_api_response('{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}',
-        { endpoint = "transaction_history", environment = "sandbox", http_status = 429, retry_after = "1700000007000" },
+        { endpoint = "transaction_history", environment = "Sandbox", http_status = 429, retry_after = "1700000007000" },
         1700000000000))
     check(not res.valid and res.result.action == "retry_later" and res.result.retry_after_ms == 7000
           and res.result.error_code == 4290000 and #res.result.transactions == 0, "429: " .. res.json)
+    check(res.result.environment == "Sandbox" and #res.result.deprecations == 0, "API answer environment: " .. res.json)
+    res = assert(api:interpret_response('{"status":21005}', now, { endpoint = "sandbox" }))
+    check(res.result.action == "retry_later" and #res.result.deprecations == 1
+          and res.result.deprecations[1]:find("options.endpoint is deprecated", 1, true) ~= nil,
+          "the deprecated options.endpoint of /verifyReceipt answers: " .. res.json)
+    res = assert(api:interpret_response('{"status":21005}', now, { environment = "Sandbox", attempt = 2 }))
+    check(res.result.retry_after_ms == 2000 and #res.result.deprecations == 0, "options.environment: " .. res.json)
+    local no, why = api:interpret_response('{"status":21005}', now, { http_status = 200 })
+    check(no == nil and why:find('"http_status" does not apply to iapv_interpret_response', 1, true) ~= nil,
+          "another entry point's key is refused: " .. tostring(why))
     res = assert(api:interpret_api_response("", '{"endpoint":"transaction_info","http_status":401}', now))
     check(not res.valid and res.verdict == "configuration_error" and res.result.action == "fix_configuration", "401: " .. res.json)
     res = assert(api:interpret_api_response("{}", { endpoint = "transaction_info", http_status = 503, attempt = 3 }, now))

@@ -81,7 +81,7 @@ def test_call_errors():
 def test_response_and_entitlements():
     with iapverify.Verifier({"bundle_id": "com.example.app", "environments": ["Production", "Sandbox"],
                              "products": {"coins": {"type": "consumable"}}}) as v:
-        r = v.interpret_response({"status": 21007}, endpoint="production")
+        r = v.interpret_response({"status": 21007}, environment="Production")
         assert r.action == "retry_sandbox" and r.verdict == "wrong_environment" and r.status == 21007
         r = v.interpret_response(b'{"status":21005}', attempt=2)
         assert (r.action, r.retry_after_ms) == ("retry_later", 2000)

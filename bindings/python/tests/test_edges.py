@@ -87,7 +87,9 @@ def test_values_json_cannot_carry_are_refused_before_the_call(verifier):
         verifier.compute_entitlements({"transactions": [float("nan")]}, now_ms=0)
 
 
-def test_interpret_response_checks_endpoint_attempt_and_options(verifier):
+def test_interpret_response_checks_environment_attempt_and_options(verifier):
+    with pytest.raises(TypeError, match="environment must be a str, not int"):
+        verifier.interpret_response({"status": 0}, environment=1, now_ms=0)
     with pytest.raises(TypeError, match="endpoint must be a str, not int"):
         verifier.interpret_response({"status": 0}, endpoint=1, now_ms=0)
     with pytest.raises(TypeError, match="attempt must be an int, not str"):
@@ -100,7 +102,7 @@ def test_interpret_response_checks_endpoint_attempt_and_options(verifier):
         verifier.interpret_response({"status": 0}, options="{not json", now_ms=0)
     with pytest.raises(TypeError, match="options must be a JSON object, not list"):
         verifier.interpret_response({"status": 0}, options="[1]", now_ms=0)
-    # Options given as JSON text are merged with endpoint and attempt like a mapping is.
+    # Options given as JSON text are merged with environment and attempt like a mapping is.
     r = verifier.interpret_response({"status": 21005}, options='{"attempt": 2}', now_ms=0)
     assert (r.action, r.retry_after_ms) == ("retry_later", 2000)
 

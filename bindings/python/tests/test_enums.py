@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import iapverify
-from iapverify import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
-                       NotificationType, Verdict)
+from iapverify import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype,
+                       NotificationType, ServerEnvironment, Verdict)
 from iapverify.results import parse
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,7 +21,7 @@ VERIFIER = json.loads((FAKE / "verifier.json").read_text())
 SIGNER = json.loads((FAKE / "signer.json").read_text())
 DAY = 86_400_000
 BASE = 1_700_000_000_000
-ENUMS = [Verdict, Action, NotificationAction, EntitlementState, Environment, APIEnvironment, NotificationType,
+ENUMS = [Verdict, Action, NotificationAction, EntitlementState, Environment, ServerEnvironment, NotificationType,
          NotificationSubtype]
 
 
@@ -50,18 +50,19 @@ def test_the_schemas_values_are_named():
     common = json.loads((schema / "common.schema.json").read_text())["$defs"]
     assert set(api["verdict"]["enum"]) <= {v.value for v in Verdict}
     assert set(api["action"]["enum"]) <= {a.value for a in Action}
-    assert set(api["environment"]["enum"]) == {e.value for e in APIEnvironment}
+    assert api["environment"]["$ref"] == "common.schema.json#/$defs/serverEnvironment"
+    assert set(common["serverEnvironment"]["enum"]) == {e.value for e in ServerEnvironment}
     assert set(common["entitlement"]["properties"]["state"]["enum"]) == {s.value for s in EntitlementState}
     assert set(common["environment"]["enum"]) - {None} == {e.value for e in Environment}
 
 
 def test_result_fields_give_members(verifier):
     r = verifier.interpret_api_response(b'{"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}',
-                                        endpoint="transaction_history", environment="sandbox", http_status=429,
+                                        endpoint="transaction_history", environment="Sandbox", http_status=429,
                                         now_ms=BASE)
     assert r.verdict is Verdict.TEMPORARILY_UNAVAILABLE and r.action is Action.RETRY_LATER
-    assert r.environment is APIEnvironment.SANDBOX
-    assert (r.verdict, r.action, r.environment) == ("temporarily_unavailable", "retry_later", "sandbox")
+    assert r.environment is ServerEnvironment.SANDBOX and r.deprecations == []
+    assert (r.verdict, r.action, r.environment) == ("temporarily_unavailable", "retry_later", "Sandbox")
     assert r.raw["verdict"] == "temporarily_unavailable" and type(r.raw["verdict"]) is str   # raw stays plain
 
     t = {"transaction_id": "7001", "original_transaction_id": "7000", "product_id": "pro.monthly",
@@ -133,3 +134,50 @@ def test_is_valid_is_a_deprecated_alias_of_valid(verifier):
     assert r.valid is True
     with pytest.deprecated_call(match="use APIResult.valid"):
         assert r.is_valid is True
+
+
+# The server environment in Apple's spelling; the old spellings work until the next release.
+
+def test_api_environment_is_a_deprecated_alias_of_server_environment():
+    with pytest.deprecated_call(match="use iapverify.ServerEnvironment"):
+        alias = iapverify.APIEnvironment
+    assert alias is ServerEnvironment and ServerEnvironment.PRODUCTION == "Production" == Environment.PRODUCTION
+    assert "APIEnvironment" not in iapverify.__all__ and "ServerEnvironment" in iapverify.__all__
+
+
+def test_lower_case_environments_still_work_and_are_reported(verifier):
+    r = verifier.interpret_api_response(b"", endpoint="finish_transaction", environment="sandbox", http_status=200,
+                                        now_ms=BASE)
+    assert r.valid and r.environment is ServerEnvironment.SANDBOX
+    assert len(r.deprecations) == 1 and '"Sandbox"' in r.deprecations[0]
+    r = verifier.interpret_response({"status": 21005}, environment=ServerEnvironment.SANDBOX, now_ms=BASE)
+    assert r.deprecations == [] and r.action is Action.RETRY_LATER
+    r = verifier.interpret_response({"status": 21005}, options={"environment": "production"}, now_ms=BASE)
+    assert len(r.deprecations) == 1 and '"Production"' in r.deprecations[0]
+    with iapverify.Signer(SIGNER) as signer:
+        req = signer.api_request({"endpoint": "test_notification", "environment": "sandbox"}, now_ms=BASE)
+        assert req.environment is ServerEnvironment.SANDBOX and len(req.deprecations) == 1
+        req = signer.api_request({"endpoint": "test_notification", "environment": "Sandbox"}, now_ms=BASE)
+        assert req.environment == "Sandbox" and req.deprecations == []
+
+
+def test_interpret_response_endpoint_keyword_is_deprecated(verifier):
+    with pytest.deprecated_call(match=r"endpoint=\.\.\.\) is deprecated: use environment="):
+        r = verifier.interpret_response({"status": 21007}, endpoint="production", now_ms=BASE)
+    assert r.action == "retry_sandbox" and r.deprecations == []       # sent as "environment": "Production"
+    with pytest.deprecated_call():
+        r = verifier.interpret_response({"status": 21008}, endpoint="SANDBOX", now_ms=BASE)
+    assert r.action == "retry_production"
+    with pytest.raises(TypeError, match="both environment= and"):
+        verifier.interpret_response({"status": 0}, endpoint="sandbox", environment="Sandbox", now_ms=BASE)
+    # The options' own old key goes to the library, which says so in deprecations.
+    r = verifier.interpret_response({"status": 21005}, options={"endpoint": "sandbox"}, now_ms=BASE)
+    assert len(r.deprecations) == 1 and "options.endpoint is deprecated" in r.deprecations[0]
+
+
+def test_a_key_of_another_entry_point_is_refused(verifier):
+    with pytest.raises(iapverify.InvalidArgumentError, match='"device_id" does not apply to iapv_interpret_response'):
+        verifier.interpret_response({"status": 21005}, options={"device_id": "C68BCE28-7E27-494A-A082-ACECB9328171"},
+                                    now_ms=BASE)
+    with pytest.raises(iapverify.InvalidArgumentError, match='"environment" does not apply to iapv_compute_entitlements'):
+        verifier.compute_entitlements({"transactions": []}, options={"environment": "Sandbox"}, now_ms=BASE)

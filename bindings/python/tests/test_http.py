@@ -116,7 +116,7 @@ def run(request, signer, verifier, timer):
 def test_a_three_page_history_is_collected(run, fake, timer, verifier):
     ids = [f"20000{i}" for i in range(5)]
     for i, t in enumerate(ids):
-        fake.add_transaction("production", purchase(t, original="200000", minute=i))
+        fake.add_transaction("Production", purchase(t, original="200000", minute=i))
 
     got = run(history(ids[2]))
 
@@ -124,9 +124,9 @@ def test_a_three_page_history_is_collected(run, fake, timer, verifier):
     assert [t["transaction_id"] for t in got.transactions] == ids
     assert [p.action for p in got.pages] == ["next_page", "next_page", "accept"] and got.result is got.pages[-1]
     assert all(p.valid for p in got.pages) and got.result.action is iapverify.Action.ACCEPT
-    assert [t.partition("?")[2] for t in targets(fake, "production")] == ["", "revision=rev-2", "revision=rev-4"]
-    assert got.unsigned["revision"] == "rev-5" and got.environment == "production" and got.requests == 3
-    assert targets(fake, "sandbox") == [] and timer.slept == []
+    assert [t.partition("?")[2] for t in targets(fake, "Production")] == ["", "revision=rev-2", "revision=rev-4"]
+    assert got.unsigned["revision"] == "rev-5" and got.environment == "Production" and got.requests == 3
+    assert targets(fake, "Sandbox") == [] and timer.slept == []
     whole = verifier.compute_entitlements(got.entitlement_input, now_ms=NOW)
     assert whole.valid and sorted(i.transaction_id for i in whole.delivery.to_deliver) == ids
 
@@ -137,7 +137,7 @@ def test_notification_history_pages_with_a_token_in_a_post_body(run, fake):
                                    signed_date=SIGNED + i,
                                    transaction={**purchase(f"30000{i}"), "bundleId": SIGNER["bundle_id"],
                                                 "environment": "Production"})
-        fake.add_notification("production", signed, SIGNED + i)
+        fake.add_notification("Production", signed, SIGNED + i)
     call = {"endpoint": "notification_history", "body": {"startDate": SIGNED - 1, "endDate": SIGNED + 10}}
 
     got = run(call)
@@ -145,12 +145,12 @@ def test_notification_history_pages_with_a_token_in_a_post_body(run, fake):
     assert [n["notification_uuid"][-1] for n in got.notifications] == ["0", "1", "2"]
     assert [n["notification_type"] for n in got.notifications] == ["CONSUMPTION_REQUEST"] * 3
     assert [t["transaction_id"] for t in got.transactions] == ["300000", "300001", "300002"]
-    assert [t.partition("?")[2] for t in targets(fake, "production")] == ["", "paginationToken=n-2"]
+    assert [t.partition("?")[2] for t in targets(fake, "Production")] == ["", "paginationToken=n-2"]
 
 
 def test_the_request_is_sent_as_built(fake, signer, verifier, timer):
     """Method, URL, every header and the body are the ones api_request built; a fresh token each try."""
-    fake.add_transaction("production", purchase("250001"))
+    fake.add_transaction("Production", purchase("250001"))
     fake.server_error_next(1)
     sent = []
     with httpx.Client(event_hooks={"request": [sent.append]}) as http:
@@ -169,7 +169,7 @@ def test_the_request_is_sent_as_built(fake, signer, verifier, timer):
 
 
 def test_a_429_waits_exactly_retry_after(run, fake, timer):
-    fake.add_transaction("production", purchase("500001"))
+    fake.add_transaction("Production", purchase("500001"))
     fake.rate_limit_next(1, NOW + 7_000)      # Apple's Retry-After: a UNIX time in milliseconds
 
     got = run(history("500001"))
@@ -179,7 +179,7 @@ def test_a_429_waits_exactly_retry_after(run, fake, timer):
 
 
 def test_server_errors_follow_the_library_backoff(run, fake, timer):
-    fake.add_transaction("production", purchase("600001"))
+    fake.add_transaction("Production", purchase("600001"))
     fake.server_error_next(2)
 
     got = run(history("600001"))
@@ -188,13 +188,13 @@ def test_server_errors_follow_the_library_backoff(run, fake, timer):
 
 
 def test_a_sandbox_transaction_is_read_from_sandbox_once(run, fake, timer):
-    fake.add_transaction("sandbox", purchase("700001"))
+    fake.add_transaction("Sandbox", purchase("700001"))
 
     got = run(history("700001"))
 
-    assert got.environment is iapverify.APIEnvironment.SANDBOX and got.environment == "sandbox"
+    assert got.environment is iapverify.ServerEnvironment.SANDBOX and got.environment == "Sandbox"
     assert [t["transaction_id"] for t in got.transactions] == ["700001"]
-    assert len(targets(fake, "production")) == 1 and len(targets(fake, "sandbox")) == 1
+    assert len(targets(fake, "Production")) == 1 and len(targets(fake, "Sandbox")) == 1
     assert timer.slept == []
 
 
@@ -204,9 +204,9 @@ def test_an_id_unknown_in_both_hosts_is_refused_without_a_loop(run, fake, timer)
 
     err = info.value
     assert isinstance(err, iaphttp.APICallError)
-    assert (err.action, err.result.verdict, err.result.environment) == ("reject", "rejected_by_apple", "sandbox")
-    assert err.result.error_code == 4040010 and err.call["environment"] == "sandbox"
-    assert len(targets(fake, "production")) == 1 and len(targets(fake, "sandbox")) == 1
+    assert (err.action, err.result.verdict, err.result.environment) == ("reject", "rejected_by_apple", "Sandbox")
+    assert err.result.error_code == 4040010 and err.call["environment"] == "Sandbox"
+    assert len(targets(fake, "Production")) == 1 and len(targets(fake, "Sandbox")) == 1
     assert timer.slept == []
     assert "reject" in str(err) and "rejected_by_apple" in str(err)
 

@@ -49,7 +49,7 @@ def send(req, fake):
     """Sends an APIRequest with urllib; a sandbox call goes to the fake's sandbox port (the signer's
     test_base_url stands in for both of Apple's hosts). Returns (status, headers, body)."""
     prepared = req.to_urllib()
-    if req.environment == "sandbox":
+    if req.environment == "Sandbox":
         prepared = urllib.request.Request(req.url.replace(fake.base_url, fake.sandbox_url, 1), data=req.body,
                                           headers=req.headers, method=req.method)
     try:
@@ -201,10 +201,10 @@ def test_the_table_covers_every_endpoint():
 
 
 @pytest.mark.parametrize("endpoint, ids, body, method, path", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
-@pytest.mark.parametrize("environment, host", [("production", "https://api.storekit.apple.com"),
-                                               ("sandbox", "https://api.storekit-sandbox.apple.com")])
+@pytest.mark.parametrize("environment, host", [("Production", "https://api.storekit.apple.com"),
+                                               ("Sandbox", "https://api.storekit-sandbox.apple.com")])
 def test_each_endpoint_builds_its_request(endpoint, ids, body, method, path, environment, host):
-    if endpoint == "order_lookup" and environment == "sandbox":
+    if endpoint == "order_lookup" and environment == "Sandbox":
         pytest.skip("order lookup exists only in production")
     call = {"endpoint": endpoint, "environment": environment, **ids}
     if body is not None:
@@ -250,7 +250,7 @@ def test_query_lists_repeat_and_values_are_escaped():
 # ---- round trips against the fake API -----------------------------------------------------
 
 def fetch_history(signer, verifier, fake, transaction_id="1000"):
-    call = {"endpoint": "transaction_history", "environment": "production", "transaction_id": transaction_id,
+    call = {"endpoint": "transaction_history", "environment": "Production", "transaction_id": transaction_id,
             "query": {"sort": "ASCENDING"}}
     pages = []
     while True:
@@ -265,7 +265,7 @@ def fetch_history(signer, verifier, fake, transaction_id="1000"):
 
 def add_subscription(fake, months=6):
     for m in range(months):
-        fake.add_transaction("production", txn(str(1000 + m), month=m))
+        fake.add_transaction("Production", txn(str(1000 + m), month=m))
 
 
 def test_history_across_pages_grants_what_one_page_grants(signer, verifier, fake):
@@ -290,7 +290,7 @@ def test_history_across_pages_grants_what_one_page_grants(signer, verifier, fake
 
 def test_subscription_statuses_agree(signer, verifier, fake):
     add_subscription(fake)
-    fake.set_renewal("production", {"originalTransactionId": "5000", "productId": "pro.monthly",
+    fake.set_renewal("Production", {"originalTransactionId": "5000", "productId": "pro.monthly",
                                     "autoRenewProductId": "pro.monthly", "autoRenewStatus": 1, "signedDate": NOW - DAY}, status=1)
     status, _, body = send(signer.api_request({"endpoint": "subscription_statuses", "transaction_id": "1000",
                                                "query": {"status": [1]}}, now_ms=NOW), fake)
@@ -339,20 +339,20 @@ def test_the_fifth_attempt_gives_up(verifier):
 
 
 def test_a_sandbox_transaction_is_looked_up_in_sandbox(signer, verifier, fake):
-    fake.add_transaction("sandbox", txn("777", environment="Sandbox"))
+    fake.add_transaction("Sandbox", txn("777", environment="Sandbox"))
     status, _, body = send(signer.api_request({"endpoint": "transaction_info", "transaction_id": "777"}, now_ms=NOW), fake)
     result = verifier.interpret_api_response(body, endpoint="transaction_info", http_status=status, now_ms=NOW)
     assert (status, result.error_code, result.action) == (404, 4040010, "retry_sandbox")
 
-    req = signer.api_request({"endpoint": "transaction_info", "environment": "sandbox", "transaction_id": "777"}, now_ms=NOW)
+    req = signer.api_request({"endpoint": "transaction_info", "environment": "Sandbox", "transaction_id": "777"}, now_ms=NOW)
     status, _, body = send(req, fake)
-    result = verifier.interpret_api_response(body, endpoint="transaction_info", environment="sandbox", http_status=status,
+    result = verifier.interpret_api_response(body, endpoint="transaction_info", environment="Sandbox", http_status=status,
                                              now_ms=NOW)
     assert (result.action, [t["transaction_id"] for t in result.transactions]) == ("accept", ["777"])
 
-    req = signer.api_request({"endpoint": "transaction_info", "environment": "sandbox", "transaction_id": "778"}, now_ms=NOW)
+    req = signer.api_request({"endpoint": "transaction_info", "environment": "Sandbox", "transaction_id": "778"}, now_ms=NOW)
     status, _, body = send(req, fake)
-    result = verifier.interpret_api_response(body, endpoint="transaction_info", environment="sandbox", http_status=status,
+    result = verifier.interpret_api_response(body, endpoint="transaction_info", environment="Sandbox", http_status=status,
                                              now_ms=NOW)
     assert (status, result.error_code, result.action) == (404, 4040010, "reject")
 
@@ -373,7 +373,7 @@ def test_a_refused_token_means_fix_the_configuration(verifier, fake):
 ])
 def test_one_bad_item_spoils_the_whole_page(signer, verifier, fake, bad_item, kwargs, verdict):
     add_subscription(fake, 3)
-    fake.add_transaction("production", txn("1003", month=3, **kwargs.get("payload", {})), tampered=kwargs.get("tampered", False))
+    fake.add_transaction("Production", txn("1003", month=3, **kwargs.get("payload", {})), tampered=kwargs.get("tampered", False))
     fake.page_size = 10
     [result] = fetch_history(signer, verifier, fake)
     assert (result.verdict, result.action, result.valid) == (verdict, "reject", False)

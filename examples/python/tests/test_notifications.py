@@ -36,7 +36,7 @@ def notified(ledger, api):
     clock = {"now": NOW}
     service = PurchaseService(config(), ledger, clock=lambda: clock["now"],
                               signer_config=json.loads((FAKE_DIR / "signer.json").read_text()),
-                              api_base_url={"production": api.base_url, "sandbox": api.sandbox_url})
+                              api_base_url={"Production": api.base_url, "Sandbox": api.sandbox_url})
     service.test_clock = clock
     return service
 
@@ -117,9 +117,9 @@ def test_a_consumption_request_is_answered_through_the_queue(notified, api):
     status, body = notified.handle_notification(note("CONSUMPTION_REQUEST", None, 2, dict(coins, signedDate=T0 + 2000)))
     assert (status, body["status"]) == (200, "send_consumption_info")
     [job] = notified.ledger.jobs()
-    assert job["endpoint"] == "production" and api.consumption == []
+    assert job["endpoint"] == "Production" and api.consumption == []
     assert notified.retry_pending() == [{"status": "sent", "transaction_id": COIN}]
-    assert api.consumption == [("production", COIN, {"customerConsented": True, "sampleContentProvided": False,
+    assert api.consumption == [("Production", COIN, {"customerConsented": True, "sampleContentProvided": False,
                                                       "deliveryStatus": "DELIVERED"})]
     assert notified.ledger.pending_count() == 0
     # Apple sends it again: a duplicate, nothing queued twice.
@@ -135,9 +135,9 @@ def test_a_subscription_past_its_renewal_with_no_news_is_asked_about(notified, a
     assert {r["status"] for r in notified.retry_pending()} == {"recovered"}     # nothing to recover yet
     # The renewal happened at Apple; its notification never came and is not in the history.
     t2 = transaction("1000000000000002", MONTHLY, 30, 30, 60, transactionReason="RENEWAL")
-    api.add_transaction("production", t1)
-    api.add_transaction("production", t2)
-    api.set_renewal("production", renewal(30), status=1)
+    api.add_transaction("Production", t1)
+    api.add_transaction("Production", t2)
+    api.set_renewal("Production", renewal(30), status=1)
     notified.test_clock["now"] = T0 + 30 * DAY + 30 * 60_000                  # renewal due 30 min ago: not yet
     assert [r["statuses"] for r in notified.retry_pending()] == [0, 0]
     assert notified.entitlements(ALICE)["entitlements"][0]["state"] == "expired"
@@ -154,7 +154,7 @@ def test_50_notifications_at_once_on_two_fronts_and_two_workers(tmp_path, api, p
     (tmp_path / "config.json").write_text(json.dumps(config()))
     cluster = Cluster(tmp_path, "http://127.0.0.1:9", pg_url, start_ms=T0 + 100 * 30 * DAY)
     cluster.env.update(APPLE_API_KEY_FILE=str(FAKE_DIR / "signer.json"),
-                       APPLE_API_BASE_URL=json.dumps({"production": api.base_url, "sandbox": api.sandbox_url}))
+                       APPLE_API_BASE_URL=json.dumps({"Production": api.base_url, "Sandbox": api.sandbox_url}))
     try:
         fronts = [cluster.front("--config", str(tmp_path / "config.json")) for _ in range(2)]
         for _ in range(2):
@@ -197,7 +197,7 @@ def test_50_notifications_at_once_on_two_fronts_and_two_workers(tmp_path, api, p
 def test_bob_cannot_take_alices_storekit2_purchase(notified, api):
     """The defect this replaces: any user could claim a transaction by posting its id."""
     t1 = transaction("1000000000000001", MONTHLY, 0, 0, 30)
-    api.add_transaction("production", t1)
+    api.add_transaction("Production", t1)
     assert notified.submit_transaction(BOB, "1000000000000001") == {
         "status": "rejected", "verdict": "owned_by_another_user", "reason": "every purchase in it belongs to another user"}
     assert notified.submit_transaction(ALICE, "1000000000000001")["entitlements"] == {"pro": True}

@@ -40,7 +40,7 @@ def make_service(ledger, api, clock: dict) -> PurchaseService:
     config = dict(json.loads((FAKE_DIR / "verifier.json").read_text()), products=CATALOG)
     signer = json.loads((FAKE_DIR / "signer.json").read_text())
     service = PurchaseService(config, ledger, clock=lambda: clock["now"], signer_config=signer,
-                              api_base_url={"production": api.base_url, "sandbox": api.sandbox_url})
+                              api_base_url={"Production": api.base_url, "Sandbox": api.sandbox_url})
     service.test_clock = clock
     return service
 
@@ -63,15 +63,15 @@ def test_a_three_page_history_is_delivered_once(sk2, api):
     """Five coin purchases and an unlock in one history: three pages of two at the fake."""
     ids = [f"20000{i}" for i in range(5)]
     for i, t in enumerate(ids):
-        api.add_transaction("production", purchase(t, original="200000", minute=i))
-    api.add_transaction("production", purchase("300001", PRO, original="200000", minute=9))
+        api.add_transaction("Production", purchase(t, original="200000", minute=i))
+    api.add_transaction("Production", purchase("300001", PRO, original="200000", minute=9))
 
     first = sk2.submit_transaction("u1", ids[2])
 
     assert first["status"] == "accepted", first
     assert sorted(first["delivered"]) == sorted(ids + ["300001"])
     assert first["entitlements"] == {"pro": True}
-    assert [t.split("?")[1] if "?" in t else "" for t in history_calls(api, "production")] == \
+    assert [t.split("?")[1] if "?" in t else "" for t in history_calls(api, "Production")] == \
         ["", "revision=rev-2", "revision=rev-4"]
     assert sorted(delivered(sk2)) == sorted(ids + ["300001"])
     again = sk2.submit_transaction("u1", ids[-1])      # the app sends another id of it: nothing new
@@ -86,7 +86,7 @@ def test_50_concurrent_clients_deliver_each_consumable_once(sk2, api):
     ids = [f"4{h}000{i}" for h in range(5) for i in range(4)]
     for h in range(5):
         for i in range(4):
-            api.add_transaction("production", purchase(f"4{h}000{i}", original=f"4{h}0000", minute=i))
+            api.add_transaction("Production", purchase(f"4{h}000{i}", original=f"4{h}0000", minute=i))
     server = serve(sk2, "127.0.0.1", 0, retry_every_s=None)
     url = f"http://127.0.0.1:{server.server_address[1]}/storekit2/transactions"
     try:
@@ -109,7 +109,7 @@ def test_50_concurrent_clients_deliver_each_consumable_once(sk2, api):
 
 
 def test_429_is_retried_at_apples_retry_after(sk2, api):
-    api.add_transaction("production", purchase("500001"))
+    api.add_transaction("Production", purchase("500001"))
     retry_at = NOW + 7_000
     api.rate_limit_next(1, retry_at)
 
@@ -130,7 +130,7 @@ def test_429_is_retried_at_apples_retry_after(sk2, api):
 
 
 def test_500_twice_then_success(sk2, api):
-    api.add_transaction("production", purchase("600001"))
+    api.add_transaction("Production", purchase("600001"))
     api.server_error_next(2)
 
     assert sk2.submit_transaction("u1", "600001")["retry_after_ms"] == 1_000
@@ -147,19 +147,19 @@ def test_500_twice_then_success(sk2, api):
 
 
 def test_a_sandbox_transaction_asked_in_production_is_read_from_sandbox(sk2, api):
-    api.add_transaction("sandbox", purchase("700001"))
+    api.add_transaction("Sandbox", purchase("700001"))
 
     result = sk2.submit_transaction("u1", "700001")
 
     assert result["status"] == "accepted" and result["delivered"] == ["700001"], result
-    assert len(history_calls(api, "production")) == 1 and len(history_calls(api, "sandbox")) == 1
+    assert len(history_calls(api, "Production")) == 1 and len(history_calls(api, "Sandbox")) == 1
     assert delivered(sk2) == ["700001"]
 
 
 def test_a_transaction_unknown_in_both_environments_is_refused_without_a_loop(sk2, api):
     result = sk2.submit_transaction("u1", "799999")
     assert result["status"] == "rejected", result
-    assert len(history_calls(api, "production")) == 1 and len(history_calls(api, "sandbox")) == 1
+    assert len(history_calls(api, "Production")) == 1 and len(history_calls(api, "Sandbox")) == 1
     assert delivered(sk2) == [] and sk2.ledger.pending_count() == 0
 
 
@@ -167,17 +167,17 @@ def test_a_tampered_item_on_page_two_delivers_nothing(sk2, api):
     """Page one verifies; page two carries a transaction changed after Apple signed it. The
     library refuses that answer, so nothing of the history is delivered, and nothing is queued."""
     for i in range(3):
-        api.add_transaction("production", purchase(f"80000{i}", original="800000", minute=i), tampered=i == 2)
+        api.add_transaction("Production", purchase(f"80000{i}", original="800000", minute=i), tampered=i == 2)
 
     result = sk2.submit_transaction("u1", "800000")
 
     assert result["status"] == "rejected" and result["verdict"] == "signature_invalid", result
-    assert len(history_calls(api, "production")) == 2
+    assert len(history_calls(api, "Production")) == 2
     assert delivered(sk2) == [] and sk2.ledger.pending_count() == 0
 
 
 def test_the_http_front_answers_202_then_the_worker_delivers(sk2, api):
-    api.add_transaction("production", purchase("900001"))
+    api.add_transaction("Production", purchase("900001"))
     api.server_error_next(1)
     server = serve(sk2, "127.0.0.1", 0, retry_every_s=None)
     base = f"http://127.0.0.1:{server.server_address[1]}"

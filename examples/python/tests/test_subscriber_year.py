@@ -144,7 +144,7 @@ def start_front(tmp_path: Path, api: FakeAppleAPI, database_url: str) -> tuple[C
     (tmp_path / "config.json").write_text(json.dumps(config()))
     cluster = Cluster(tmp_path, "http://127.0.0.1:9", database_url, start_ms=T0 - DAY)
     cluster.env.update(APPLE_API_KEY_FILE=str(FAKE_DIR / "signer.json"),
-                       APPLE_API_BASE_URL=json.dumps({"production": api.base_url, "sandbox": api.sandbox_url}))
+                       APPLE_API_BASE_URL=json.dumps({"Production": api.base_url, "Sandbox": api.sandbox_url}))
     return cluster, cluster.front("--config", str(tmp_path / "config.json"))
 
 
@@ -163,7 +163,7 @@ def run_year(tmp_path: Path, api: FakeAppleAPI, database_url: str, way: str) -> 
         assert post(front + "/jobs/retry", {}, headers=operator_headers())[0] == 200
         # Bob's device sends his Family Sharing transaction: he owns it from now on.
         shared = steps[0]["family_purchase"]
-        api.add_transaction("production", shared)
+        api.add_transaction("Production", shared)
         status, body = post(front + "/storekit2/transactions", {"transaction_id": FAMILY}, headers=user_headers(BOB))
         assert status == 200, body
         oracle.add_transaction(BOB, iapverify.Verifier(config()).verify_jws(
@@ -180,7 +180,7 @@ def run_year(tmp_path: Path, api: FakeAppleAPI, database_url: str, way: str) -> 
             step = steps[i]
             clock = max(clock, step["signed"] + 60_000)    # a notification arrives after Apple signed it
             cluster.set_clock(clock)
-            api.add_notification("production", step["payload"], step["signed"])   # in Apple's history either way
+            api.add_notification("Production", step["payload"], step["signed"])   # in Apple's history either way
             oracle.add(step)
             if way != "dropped" or i % 3 != 2:               # dropped: the service was down, Apple gave up
                 status, body = post(front + "/apple/notifications", {"signedPayload": step["payload"]})

@@ -242,7 +242,10 @@ function methods:verify_receipt(receipt, now_ms, options)
     return call(self, lib.iapv_verify_receipt, "receipt", receipt, now_ms, options)
 end
 
---- Interprets a /verifyReceipt body (JSON text); options may carry endpoint and attempt.
+--- Interprets a /verifyReceipt body (JSON text); options may carry environment (the host that
+--- answered: "Production" or "Sandbox") and attempt. res.result.deprecations lists the old
+--- spellings the options used (endpoint, lower-case "production"), each with what to write instead.
+--- Each call reads only its own options keys (docs/options.md); another call's key is an error.
 function methods:interpret_response(body, now_ms, options)
     return call(self, lib.iapv_interpret_response, "body", body, now_ms, options)
 end
@@ -262,7 +265,7 @@ end
 
 --- Interprets an App Store Server API answer. `options` (a table or JSON text) is required and
 --- says which call it answers and how it came: { endpoint = "transaction_history",
---- environment = "sandbox", http_status = 429, retry_after = <the Retry-After header>,
+--- environment = "Sandbox", http_status = 429, retry_after = <the Retry-After header>,
 --- attempt = 1 }. res.result.action says what to do next (accept, next_page, retry_later...).
 --- Unlike the other calls, options come before now_ms, because they cannot be left out.
 function methods:interpret_api_response(body, options, now_ms)
@@ -286,12 +289,12 @@ end
 -- ---- App Store Server API: the signer ----------------------------------------------------------
 --
 --   local signer = assert(iapverify.signer_new(p8_config_json))   -- once per worker
---   local req, err = signer:api_request({ endpoint = "transaction_history", environment = "sandbox",
+--   local req, err = signer:api_request({ endpoint = "transaction_history", environment = "Sandbox",
 --                                         transaction_id = tid }, ngx.now() * 1000)
 --   -- send req.method to req.url with req.headers and req.body (nil: no body), e.g. with
 --   -- lua-resty-http, then:
 --   local res = v:interpret_api_response(answer_body, { endpoint = "transaction_history",
---       environment = "sandbox", http_status = status, retry_after = headers["Retry-After"] },
+--       environment = req.environment, http_status = status, retry_after = headers["Retry-After"] },
 --       ngx.now() * 1000)
 --
 -- The signer methods decode the library's JSON, so they need cjson (OpenResty has it).
@@ -351,7 +354,7 @@ end
 
 --- The HTTP request for one API call (a table or JSON text, e.g. { endpoint = "transaction_info",
 --- transaction_id = "..." }): { method, url, headers = { name = value }, body = text or nil,
---- endpoint, environment, token_expires_at_ms }, or nil and an error (IAPV_E_INVALID_ARGUMENT for
+--- endpoint, environment ("Production" or "Sandbox"), token_expires_at_ms, deprecations }, or nil and an error (IAPV_E_INVALID_ARGUMENT for
 --- an unknown endpoint or a bad id). Send it as it is.
 function signer_methods:api_request(call_desc, now_ms)
     local handle, err = signer_handle(self, "api_request")

@@ -27,11 +27,13 @@ import json as _json
 import operator
 import threading
 import time
+import warnings
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _native
-from .enums import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
-                    NotificationType, Verdict)
+from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
+                    ServerEnvironment, Verdict, server_environment as _server_environment,
+                    API_ENVIRONMENT_DEPRECATED as _API_ENVIRONMENT_DEPRECATED)
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
 from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction, plain as _plain
@@ -42,9 +44,18 @@ __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "E
            "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus",
            "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
-           "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "APIEnvironment",
+           "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "ServerEnvironment",
            "NotificationType", "NotificationSubtype",
            "library_version", "now_ms"]
+
+
+def __getattr__(name: str) -> object:
+    # APIEnvironment: the old name of ServerEnvironment, kept until the next release.
+    if name == "APIEnvironment":
+        warnings.warn(_API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return ServerEnvironment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
@@ -265,20 +276,33 @@ class Verifier(_Handle):
         data = _binary(receipt, "receipt")
         return self._call("iapv_verify_receipt", data, _options_bytes(options), now_ms, False)
 
-    def interpret_response(self, body: JSONish, *, endpoint: str = "production",
+    def interpret_response(self, body: JSONish, *, environment: Union[ServerEnvironment, str, None] = None,
                            attempt: int = 1, now_ms: Optional[int] = None,
-                           options: Optional[JSONish] = None) -> ResponseResult:
-        """Interprets a /verifyReceipt body; ``endpoint`` and ``attempt`` say where it came from."""
-        if not isinstance(endpoint, str):
-            raise TypeError(f"endpoint must be a str, not {_type_name(endpoint)}")
+                           options: Optional[JSONish] = None, endpoint: Optional[str] = None) -> ResponseResult:
+        """Interprets a /verifyReceipt body. ``environment`` is the host that answered,
+        ``ServerEnvironment.PRODUCTION`` (the default) or ``SANDBOX`` ("Production", "Sandbox");
+        ``attempt`` which try the body answered (1 for the first). An ``environment`` or
+        ``attempt`` in ``options`` wins over the keyword.
+
+        ``endpoint`` is the deprecated old name of ``environment`` (any case): it warns with a
+        ``DeprecationWarning`` and goes in the next release."""
+        if endpoint is not None:
+            if not isinstance(endpoint, str):
+                raise TypeError(f"endpoint must be a str, not {_type_name(endpoint)}")
+            if environment is not None:
+                raise TypeError("interpret_response() got both environment= and its deprecated old name endpoint=")
+            warnings.warn("interpret_response(endpoint=...) is deprecated: use environment=ServerEnvironment.PRODUCTION "
+                          "or ServerEnvironment.SANDBOX (\"Production\", \"Sandbox\"); endpoint= goes in the next release",
+                          DeprecationWarning, stacklevel=2)
+            environment = _server_environment(endpoint)
+        if environment is None:
+            environment = ServerEnvironment.PRODUCTION
+        if not isinstance(environment, str):
+            raise TypeError(f"environment must be a str, not {_type_name(environment)}")
         attempt = _int64(attempt, "attempt")
-        try:
-            opts = _json.loads(_options_bytes(options) or b"{}")
-        except ValueError as e:
-            raise InvalidArgumentError(f"options are not valid JSON: {e}") from None
-        if not isinstance(opts, dict):
-            raise TypeError(f"options must be a JSON object, not {_type_name(opts)}")
-        opts.setdefault("endpoint", endpoint)
+        opts = self._options_dict(options)
+        if "environment" not in opts and "endpoint" not in opts:   # "endpoint": the options' deprecated old name
+            opts["environment"] = str(environment)
         opts.setdefault("attempt", attempt)
         data = _json_bytes(body, "body")
         result = self._call("iapv_interpret_response", data, _json_bytes(opts, "options"), now_ms, True)
@@ -300,12 +324,14 @@ class Verifier(_Handle):
         return self._call("iapv_compute_entitlements", data, _options_bytes(options), now_ms, False)
 
     def interpret_api_response(self, body: Union[JSONish, None], *, endpoint: str, http_status: int,
-                               environment: str = "production", retry_after: Optional[str] = None, attempt: int = 1,
+                               environment: Union[ServerEnvironment, str] = ServerEnvironment.PRODUCTION,
+                               retry_after: Optional[str] = None, attempt: int = 1,
                                options: Optional[JSONish] = None, now_ms: Optional[int] = None) -> APIResult:
         """Interprets what the App Store Server API answered to a call built by ``Signer.api_request``.
 
         ``body`` is the answer's bytes (``b""`` or None for an empty answer), ``endpoint`` and
-        ``environment`` the call's, ``http_status`` the HTTP status, ``retry_after`` the Retry-After
+        ``environment`` the call's (``APIRequest.endpoint`` and ``APIRequest.environment``;
+        ``ServerEnvironment.PRODUCTION`` or ``SANDBOX``), ``http_status`` the HTTP status, ``retry_after`` the Retry-After
         header text if any, ``attempt`` how many times this call has been tried (1 for the first).
         ``options`` may add delivered_transaction_ids, orders and renewal_info; the keyword
         arguments above take precedence over the same keys in it.
@@ -318,7 +344,7 @@ class Verifier(_Handle):
             raise TypeError(f"retry_after must be the header text (str) or None, not {_type_name(retry_after)}")
         opts = self._options_dict(options)
         opts["endpoint"] = endpoint
-        opts["environment"] = environment
+        opts["environment"] = str(environment)
         opts["http_status"] = _int64(http_status, "http_status")
         opts["attempt"] = _int64(attempt, "attempt")
         if retry_after is not None:
@@ -381,7 +407,7 @@ class Signer(_Handle):
 
     def api_request(self, call: JSONish, now_ms: Optional[int] = None) -> APIRequest:
         """The exact HTTP request for one call, e.g. ``{"endpoint": "transaction_history",
-        "environment": "production", "transaction_id": "...", "query": {"sort": "ASCENDING"}}``.
+        "environment": "Production", "transaction_id": "...", "query": {"sort": "ASCENDING"}}``.
         An unknown endpoint or a bad parameter is an ``InvalidArgumentError``. See ``APIRequest``
         for sending it with urllib, requests or httpx."""
         when = _when(now_ms)

@@ -7,6 +7,7 @@ plain string otherwise: a value added by a newer library is kept, never refused.
 from __future__ import annotations
 
 import enum
+import warnings
 from typing import Optional, TypeVar, Union
 
 try:
@@ -88,11 +89,25 @@ class Environment(StrEnum):
     XCODE = "Xcode"
 
 
-class APIEnvironment(StrEnum):
-    """The App Store Server API host of a call and of its answer (lower case)."""
+class ServerEnvironment(StrEnum):
+    """Which of Apple's servers a call goes to or an answer came from: the /verifyReceipt host
+    (``interpret_response(environment=...)``, ``ResponseResult``'s options) or the App Store Server
+    API host (a call's ``environment``, ``APIRequest.environment``, ``APIResult.environment``).
+    Spelled as Apple spells environments, like ``Environment``; the lower-case spelling of
+    release 0.1 ("production", "sandbox") still works until the next release and is reported in
+    the result's ``deprecations``."""
 
-    PRODUCTION = "production"
-    SANDBOX = "sandbox"
+    PRODUCTION = "Production"
+    SANDBOX = "Sandbox"
+
+
+def server_environment(value: str) -> "Union[ServerEnvironment, str]":
+    """``value`` in Apple's spelling when it names a server in any case ("sandbox" gives
+    ``ServerEnvironment.SANDBOX``); else ``value`` itself, for the library to refuse."""
+    for member in ServerEnvironment:
+        if value.lower() == member.value.lower():
+            return member
+    return value
 
 
 class NotificationType(StrEnum):
@@ -148,6 +163,17 @@ class NotificationSubtype(StrEnum):
 
 
 E = TypeVar("E", bound=StrEnum)
+
+
+API_ENVIRONMENT_DEPRECATED = ("iapverify.APIEnvironment is deprecated: use iapverify.ServerEnvironment (Apple's "
+                              "spelling, \"Production\" and \"Sandbox\"); the old name goes in the next release")
+
+
+def __getattr__(name: str) -> object:
+    if name == "APIEnvironment":
+        warnings.warn(API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return ServerEnvironment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def known(cls: "type[E]", value: Optional[str]) -> "Union[E, str, None]":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Optional, Union
 
 try:
@@ -24,7 +24,7 @@ except ImportError as e:                       # pragma: no cover - depends on t
     raise ImportError("iapverify.http needs httpx: pip install 'iapverify[http]' (or pip install httpx)") from e
 
 from . import Signer, Verifier, now_ms as _host_now_ms
-from .enums import Action, APIEnvironment, known
+from .enums import Action, ServerEnvironment, known
 from .records import Notification, RenewalInfo, Transaction
 from .results import APIRequest, APIResult, Result, Revocation
 
@@ -79,7 +79,9 @@ class CallResult:
     """An accepted call: every page's verified items, in order, and the last page's result.
 
     ``pages`` has each page's ``APIResult``; ``result`` is the last one. ``environment`` is the host
-    that answered, ``requests`` how many HTTP requests were sent (retries included). A page's
+    that answered (``ServerEnvironment.PRODUCTION`` or ``SANDBOX``), ``requests`` how many HTTP
+    requests were sent (retries included), ``deprecations`` the old spellings the call or its
+    options used (as ``APIRequest.deprecations`` and ``APIResult.deprecations`` say). A page's
     ``entitlements`` cover that page only: pass ``entitlement_input`` to
     ``Verifier.compute_entitlements`` for the whole answer.
     """
@@ -89,8 +91,9 @@ class CallResult:
     transactions: list[Transaction]
     renewal_info: list[RenewalInfo]
     notifications: list[Notification]
-    environment: Union[APIEnvironment, str]
+    environment: Union[ServerEnvironment, str]
     requests: int
+    deprecations: list[str] = field(default_factory=list)
 
     @property
     def unsigned(self) -> Optional[dict]:
@@ -112,7 +115,7 @@ class _Follow:
             raise TypeError(f"call must be a mapping, not {type(call).__name__}")
         self.client = client
         self.call: dict = dict(call)
-        self.call.setdefault("environment", APIEnvironment.PRODUCTION.value)
+        self.call.setdefault("environment", ServerEnvironment.PRODUCTION.value)
         self.first = dict(self.call)
         self.options = options
         self.attempt = 1
@@ -121,7 +124,11 @@ class _Follow:
         self.pages: list[APIResult] = []
         self.last: Optional[APIResult] = None
         self.problem: Optional[BaseException] = None   # the transport error behind the last 503, if any
+        self.deprecations: list[str] = []              # what the requests and results said, once each
         self.deadline = None if deadline_s is None else client._clock() + deadline_s
+
+    def _note(self, deprecations: list[str]) -> None:
+        self.deprecations += [d for d in deprecations if d not in self.deprecations]
 
     def _left(self) -> Optional[float]:
         return None if self.deadline is None else self.deadline - self.client._clock()
@@ -140,6 +147,7 @@ class _Follow:
                 raise self._error(DeadlineError, f"the deadline passed after {self.sent} request(s)")
             timeout = min(timeout, left)
         request = self.client.signer.api_request(self.call, now_ms=self.client._now_ms())
+        self._note(request.deprecations)
         self.sent += 1
         return request, timeout
 
@@ -152,6 +160,7 @@ class _Follow:
             body, endpoint=request.endpoint, environment=request.environment, http_status=status,
             retry_after=retry_after, attempt=self.attempt, options=self.options, now_ms=self.client._now_ms())
         self.last = r
+        self._note(r.deprecations)
         where = f"{request.endpoint} ({request.environment})"
         if r.action in (Action.ACCEPT, Action.NEXT_PAGE):
             self.pages.append(r)
@@ -173,11 +182,11 @@ class _Follow:
             self.attempt += 1
             return wait
         if r.action == Action.RETRY_SANDBOX:
-            if self.switched or request.environment != APIEnvironment.PRODUCTION:
+            if self.switched or request.environment != ServerEnvironment.PRODUCTION:
                 raise self._error(RejectError, f"{where}: retry_sandbox again: stopping ({r.reason})")
             # Start over on the sandbox host, once; a production page token means nothing there.
             self.switched = True
-            self.call = {**self.first, "environment": APIEnvironment.SANDBOX.value}
+            self.call = {**self.first, "environment": ServerEnvironment.SANDBOX.value}
             self.attempt, self.pages = 1, []
             return None
         cls = {Action.GIVE_UP: GiveUpError, Action.FIX_CONFIGURATION: FixConfigurationError,
@@ -189,7 +198,8 @@ class _Follow:
                           transactions=[t for p in self.pages for t in p.transactions],
                           renewal_info=[i for p in self.pages for i in p.renewal_info],
                           notifications=[n for p in self.pages for n in p.notifications],
-                          environment=known(APIEnvironment, request.environment), requests=self.sent)
+                          environment=known(ServerEnvironment, request.environment), requests=self.sent,
+                          deprecations=list(self.deprecations))
 
 
 class _Base:

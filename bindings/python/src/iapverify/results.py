@@ -8,8 +8,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from .enums import (Action, APIEnvironment, EntitlementState, Environment, NotificationAction, NotificationSubtype,
-                    NotificationType, Verdict, known)
+from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
+                    ServerEnvironment, Verdict, known)
 from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction
 
 
@@ -151,12 +151,18 @@ class Result:
 
 @dataclass(frozen=True)
 class ResponseResult(Result):
-    """A /verifyReceipt interpretation: also what to do next."""
+    """A /verifyReceipt interpretation: also what to do next.
+
+    ``environment`` is the receipt's (the body's ``environment``), not the host's. ``deprecations``
+    lists the old spellings the call used (e.g. the options' lower-case "production"), each with
+    what to write instead; empty when there are none.
+    """
 
     status: Optional[int] = None
     action: Union[Action, str] = Action.REJECT
     retry_after_ms: Optional[int] = None
     environment: Union[Environment, str, None] = None
+    deprecations: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -208,7 +214,7 @@ class APIResult(Result):
     error_code: Optional[int] = None
     error_message: Optional[str] = None
     endpoint: Optional[str] = None
-    environment: Union[APIEnvironment, str, None] = None
+    environment: Union[ServerEnvironment, str, None] = None
     http_status: Optional[int] = None
     transactions: list[Transaction] = field(default_factory=list)
     renewal_info: list[RenewalInfo] = field(default_factory=list)
@@ -217,6 +223,8 @@ class APIResult(Result):
     subscription_statuses: list[SubscriptionStatus] = field(default_factory=list)
     status_disagreements: list[SubscriptionStatus] = field(default_factory=list)
     unsigned: Optional[dict] = None
+    # The old spellings the options used (e.g. "environment": "sandbox"), each with what to write instead.
+    deprecations: list[str] = field(default_factory=list)
 
     @property
     def is_valid(self) -> bool:
@@ -256,16 +264,19 @@ class APIRequest:
         r = httpx.request(req.method, req.url, headers=req.headers, content=req.body)
 
     The Authorization header holds a fresh bearer token valid until ``token_expires_at_ms``.
+    ``environment`` is the host's, ``ServerEnvironment.PRODUCTION`` or ``SANDBOX``;
+    ``deprecations`` lists the old spellings the call used (e.g. "environment": "sandbox").
     """
 
     endpoint: str
-    environment: str
+    environment: Union[ServerEnvironment, str]
     method: str
     url: str
     headers: dict[str, str]
     body: Optional[bytes]
     token_expires_at_ms: int
     raw: dict = field(repr=False)
+    deprecations: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"APIRequest(method={self.method!r}, url={self.url!r}, endpoint={self.endpoint!r}, environment={self.environment!r})"
@@ -307,9 +318,9 @@ def parse_token(text: str) -> APIToken:
 def parse_request(text: str) -> APIRequest:
     d = _json.loads(text)
     body = d.get("body")
-    return APIRequest(endpoint=d["endpoint"], environment=d["environment"], method=d["method"], url=d["url"],
-                      headers=dict(d.get("headers") or {}), body=None if body is None else body.encode(),
-                      token_expires_at_ms=d["token_expires_at_ms"], raw=d)
+    return APIRequest(endpoint=d["endpoint"], environment=known(ServerEnvironment, d["environment"]), method=d["method"],
+                      url=d["url"], headers=dict(d.get("headers") or {}), body=None if body is None else body.encode(),
+                      token_expires_at_ms=d["token_expires_at_ms"], raw=d, deprecations=list(d.get("deprecations") or []))
 
 
 def _revocation_of(d: dict) -> Optional[dict]:
@@ -342,19 +353,20 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
     if api:
         return APIResult(**common, action=known(Action, d.get("action", "reject")), retry_after_ms=d.get("retry_after_ms"),
                          next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
-                         endpoint=d.get("endpoint"), environment=known(APIEnvironment, d.get("environment")), http_status=d.get("http_status"),
+                         endpoint=d.get("endpoint"), environment=known(ServerEnvironment, d.get("environment")), http_status=d.get("http_status"),
                          transactions=_records(Transaction, d.get("transactions")),
                          renewal_info=_records(RenewalInfo, d.get("renewal_info")),
                          app_transaction=AppTransaction.maybe(d.get("app_transaction")),
                          notifications=_records(Notification, d.get("notifications")),
                          subscription_statuses=_records(SubscriptionStatus, d.get("subscription_statuses")),
                          status_disagreements=_records(SubscriptionStatus, d.get("status_disagreements")),
-                         unsigned=d.get("unsigned"))
+                         unsigned=d.get("unsigned"), deprecations=list(d.get("deprecations") or []))
     if jws:
         return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=Transaction.maybe(d.get("transaction")),
                          renewal_info=RenewalInfo.maybe(d.get("renewal_info")), notification=Notification.maybe(d.get("notification")),
                          signed_date_ms=d.get("signed_date_ms"))
     if response:
         return ResponseResult(**common, status=d.get("status"), action=known(Action, d.get("action", "reject")),
-                              retry_after_ms=d.get("retry_after_ms"), environment=known(Environment, d.get("environment")))
+                              retry_after_ms=d.get("retry_after_ms"), environment=known(Environment, d.get("environment")),
+                              deprecations=list(d.get("deprecations") or []))
     return Result(**common)
