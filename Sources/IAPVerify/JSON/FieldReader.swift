@@ -91,70 +91,48 @@ enum FieldFlavour: Sendable {
 /// Typed field access on one JSON object, naming the field when it cannot be read.
 struct FieldReader {
     let object: JSONValue
-    let flavour: FieldFlavour
-    private let base: String
-    private let index: Int?
+    private let decoder: FieldDecoder
     private let keys: KeyIndex
 
-    /// Where the object is, for error messages ("latest_receipt_info[3]"). Made only on error:
-    /// a list of a thousand transactions builds no path strings.
-    var path: String { index.map { "\(base)[\($0)]" } ?? base }
+    var flavour: FieldFlavour { decoder.flavour }
+    /// Where the object is, for error messages ("latest_receipt_info[3]").
+    var path: String { decoder.path }
 
     init(_ object: JSONValue, path: String, index: Int? = nil, _ flavour: FieldFlavour) throws(FieldProblem) {
         self.object = object
-        self.flavour = flavour
-        self.base = path
-        self.index = index
+        self.decoder = try FieldDecoder(object, path: path, index: index, flavour)
         self.keys = object.keyIndex
-        guard object.kind == .object else { throw FieldProblem(message: "\(self.path) must be an object, got \(object.typeName)") }
     }
 
     private func present(_ key: StaticString) -> JSONValue? {
-        guard let v = object.member(key, indexed: keys.entry(key)), !v.isNull else { return nil }
-        if v.utf8?.count == 0 { return nil }
-        return v
+        object.member(key, indexed: keys.entry(key)).flatMap(FieldDecoder.present)
     }
 
     func string(_ key: StaticString) throws(FieldProblem) -> String? {
         guard let v = present(key) else { return nil }
-        let s = flavour == .strict ? (v.kind == .string ? v.string : nil) : v.tolerantString()
-        guard let s else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
-        return s
+        return try decoder.string(v, key)
     }
 
     func int(_ key: StaticString) throws(FieldProblem) -> Int64? {
         guard let v = present(key) else { return nil }
-        let n = flavour == .strict && v.kind == .string ? nil : v.tolerantInt()
-        guard let n else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
-        return n
+        return try decoder.int(v, key)
     }
 
     func bool(_ key: StaticString) throws(FieldProblem) -> Bool? {
         guard let v = present(key) else { return nil }
-        let b = flavour == .strict ? (v.kind == .bool ? v.bool : nil) : v.tolerantBool()
-        guard let b else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
-        return b
+        return try decoder.bool(v, key)
     }
 
     /// One of Apple's 0/1 status codes (autoRenewStatus), as a boolean. Strict: the number 0 or 1
     /// (or a JSON boolean); tolerant: as `bool`.
     func flag(_ key: StaticString) throws(FieldProblem) -> Bool? {
-        guard flavour == .strict else { return try bool(key) }
         guard let v = present(key) else { return nil }
-        let b: Bool? = v.kind == .bool ? v.bool : v.kind == .integer ? v.integer.flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } : nil
-        guard let b else { throw FieldProblem(message: "\(path).\(key) must be 0 or 1, got \(v.typeName)") }
-        return b
+        return try decoder.flag(v, key)
     }
 
     func stringArray(_ key: StaticString) throws(FieldProblem) -> [String]? {
         guard let v = present(key) else { return nil }
-        guard let items = v.array else { throw FieldProblem(message: "\(path).\(key) must be an array of strings, got \(v.typeName)") }
-        var out: [String] = []
-        for (i, item) in items.enumerated() {
-            guard let s = item.string else { throw FieldProblem(message: "\(path).\(key)[\(i)] must be a string, got \(item.typeName)") }
-            out.append(s)
-        }
-        return out
+        return try decoder.stringArray(v, key)
     }
 
     /// A nested object, or nil when absent; an error when present but not an object.
@@ -165,9 +143,79 @@ struct FieldReader {
 
     /// A date: `<name>_ms` when present, else `<name>` as ms digits or "YYYY-MM-DD HH:MM:SS Etc/GMT".
     func date(_ name: StaticString, ms msKey: StaticString) throws(FieldProblem) -> Int64? {
-        if let ms = try int(msKey) { return ms }
-        if flavour == .strict { return try int(name) }   // a signed payload's dates are numbers of ms
-        guard let v = present(name) else { return nil }
+        try decoder.date(ms: present(msKey), msKey, text: present(name), name)
+    }
+}
+
+/// The typing half of a FieldReader: reads one value that is present, in a flavour, and names the
+/// field (with the object's path) when it cannot. Readers that find the members themselves (the
+/// record field tables) use it directly.
+struct FieldDecoder {
+    let flavour: FieldFlavour
+    private let base: String
+    private let index: Int?
+
+    /// Where the object is, for error messages ("latest_receipt_info[3]"). Made only on error:
+    /// a list of a thousand transactions builds no path strings.
+    var path: String { index.map { "\(base)[\($0)]" } ?? base }
+
+    /// Fails unless `object` is a JSON object.
+    init(_ object: JSONValue, path: String, index: Int? = nil, _ flavour: FieldFlavour) throws(FieldProblem) {
+        self.flavour = flavour
+        self.base = path
+        self.index = index
+        guard object.kind == .object else { throw FieldProblem(message: "\(self.path) must be an object, got \(object.typeName)") }
+    }
+
+    /// The value as a field reads it: null and the empty string count as absent.
+    @inline(__always) static func present(_ v: JSONValue) -> JSONValue? {
+        if v.isNull { return nil }
+        if v.utf8?.count == 0 { return nil }
+        return v
+    }
+
+    func string(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> String {
+        let s = flavour == .strict ? (v.kind == .string ? v.string : nil) : v.tolerantString()
+        guard let s else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
+        return s
+    }
+
+    func int(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> Int64 {
+        let n = flavour == .strict && v.kind == .string ? nil : v.tolerantInt()
+        guard let n else { throw FieldProblem(message: "\(path).\(key) must be an integer, got \(v.typeName)") }
+        return n
+    }
+
+    func bool(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> Bool {
+        let b = flavour == .strict ? (v.kind == .bool ? v.bool : nil) : v.tolerantBool()
+        guard let b else { throw FieldProblem(message: "\(path).\(key) must be a boolean, got \(v.typeName)") }
+        return b
+    }
+
+    /// One of Apple's 0/1 status codes: strict, the number 0 or 1 (or a JSON boolean); tolerant, as `bool`.
+    func flag(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> Bool {
+        guard flavour == .strict else { return try bool(v, key) }
+        let b: Bool? = v.kind == .bool ? v.bool : v.kind == .integer ? v.integer.flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } : nil
+        guard let b else { throw FieldProblem(message: "\(path).\(key) must be 0 or 1, got \(v.typeName)") }
+        return b
+    }
+
+    func stringArray(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> [String] {
+        guard let items = v.array else { throw FieldProblem(message: "\(path).\(key) must be an array of strings, got \(v.typeName)") }
+        var out: [String] = []
+        for (i, item) in items.enumerated() {
+            guard let s = item.string else { throw FieldProblem(message: "\(path).\(key)[\(i)] must be a string, got \(item.typeName)") }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// A date from its two members (either may be absent): `ms` wins; else the `text` member as ms
+    /// digits or "YYYY-MM-DD HH:MM:SS Etc/GMT" (tolerant), or as a number of ms (strict).
+    func date(ms: JSONValue?, _ msKey: StaticString, text: JSONValue?, _ name: StaticString) throws(FieldProblem) -> Int64? {
+        if let ms { return try int(ms, msKey) }
+        guard let v = text else { return nil }
+        if flavour == .strict { return try int(v, name) }   // a signed payload's dates are numbers of ms
         if let n = v.tolerantInt() { return n }
         if let s = v.string, let ms = AppleDate.milliseconds(s) { return ms }
         throw FieldProblem(message: "\(path).\(name) is not a date Apple writes (ms, or \"YYYY-MM-DD HH:MM:SS Etc/GMT\")")

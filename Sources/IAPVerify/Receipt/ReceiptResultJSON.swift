@@ -79,20 +79,11 @@ extension ReceiptReport {
         w.key("in_app")
         w.beginArray()
         for t in p.inApp {
+            // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
+            // what only a receipt record carries.
             w.beginObject()
-            w.field("quantity", t.quantity)
-            w.field("product_id", t.productID)
-            w.field("transaction_id", t.transactionID)
-            w.field("original_transaction_id", t.originalTransactionID)
-            w.field("purchase_date_ms", t.purchaseDateMs)
-            w.field("original_purchase_date_ms", t.originalPurchaseDateMs)
-            w.field("expires_date_ms", t.expiresDateMs)
-            w.field("cancellation_date_ms", t.cancellationDateMs)
-            w.field("web_order_line_item_id", t.webOrderLineItemID)
-            w.field("is_trial_period", t.isTrialPeriod ?? false)
-            w.field("is_in_intro_offer_period", t.isInIntroOfferPeriod ?? false)
-            w.field("promotional_offer_id", t.promotionalOfferID)
-            w.field("product_type", t.productType)
+            TransactionRecord.fields.writeMembers(TransactionRecord(Transaction(receiptRecord: t)), into: &w)
+            w.optional("product_type", t.productType)
             var listed = false
             t.forEachUnknownAttribute { a in
                 if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }

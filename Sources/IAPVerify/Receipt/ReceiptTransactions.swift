@@ -4,8 +4,14 @@
 extension Transaction {
     /// A decoded receipt purchase; nil when it lacks the ids the engine needs.
     init?(_ p: InAppPurchase) {
-        guard let id = p.transactionID, let product = p.productID else { return nil }
-        self.init(transactionID: id, productID: product)
+        guard p.transactionID != nil, p.productID != nil else { return nil }
+        self.init(receiptRecord: p)
+    }
+
+    /// A decoded receipt purchase as it is, for the result's `in_app`: an id the record lacks is
+    /// empty (and written as null).
+    init(receiptRecord p: InAppPurchase) {
+        self.init(transactionID: p.transactionID ?? "", productID: p.productID ?? "")
         originalTransactionID = p.originalTransactionID
         quantity = p.quantity ?? 1
         purchaseDateMs = p.purchaseDateMs
