@@ -50,54 +50,39 @@ struct RecordField<Model>: Sendable {
     /// nil: signed payloads carry no such member (a table's `derive` may set it).
     let camel: StaticString?
     let kind: FieldKind
-    let output: FieldOutput
     /// Not 0: the record's identity. Such fields are checked first, in this order, and a record
     /// without one is refused ("… is missing"); an empty one is written as null.
     let required: Int
-    /// Inside the record's nested object (the table's `nested` names it).
-    let nested: Bool
     let access: FieldAccess<Model>
+    /// Set by the table from the section the row is in.
+    fileprivate(set) var output = FieldOutput.always
+    fileprivate(set) var nested = false
 
     func name(_ casing: FieldCasing) -> StaticString? { casing == .snake ? snake : camel }
-}
 
-extension RecordField {
     typealias Getter<T> = @Sendable (Model) -> T?
     typealias Setter<T> = @Sendable (inout Model, T) -> Void
 
-    static func string(_ snake: StaticString, _ camel: StaticString?, required: Int = 0, written output: FieldOutput = .always, nested: Bool = false,
+    /// A text field (`kind` .string or .code).
+    static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string, required: Int = 0,
                        _ get: @escaping Getter<String>, _ set: @escaping Setter<String>) -> Self {
-        Self(snake: snake, camel: camel, kind: .string, output: output, required: required, nested: nested, access: .string(get, set))
+        Self(snake: snake, camel: camel, kind: kind, required: required, access: .string(get, set))
     }
 
-    static func code(_ snake: StaticString, _ camel: StaticString?, written output: FieldOutput = .always,
-                     _ get: @escaping Getter<String>, _ set: @escaping Setter<String>) -> Self {
-        Self(snake: snake, camel: camel, kind: .code, output: output, required: 0, nested: false, access: .string(get, set))
-    }
-
-    static func int(_ snake: StaticString, _ camel: StaticString?, written output: FieldOutput = .always, nested: Bool = false,
+    /// A number (`kind` .int or .date).
+    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int,
                     _ get: @escaping Getter<Int64>, _ set: @escaping Setter<Int64>) -> Self {
-        Self(snake: snake, camel: camel, kind: .int, output: output, required: 0, nested: nested, access: .int(get, set))
+        Self(snake: snake, camel: camel, kind: kind, required: 0, access: .int(get, set))
     }
 
-    static func date(_ snake: StaticString, text: StaticString, _ camel: StaticString?, written output: FieldOutput = .always,
-                     _ get: @escaping Getter<Int64>, _ set: @escaping Setter<Int64>) -> Self {
-        Self(snake: snake, camel: camel, kind: .date(text: text), output: output, required: 0, nested: false, access: .int(get, set))
-    }
-
-    static func bool(_ snake: StaticString, _ camel: StaticString?, written output: FieldOutput = .always,
+    /// A boolean (`kind` .bool or .flag).
+    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool,
                      _ get: @escaping Getter<Bool>, _ set: @escaping Setter<Bool>) -> Self {
-        Self(snake: snake, camel: camel, kind: .bool, output: output, required: 0, nested: false, access: .bool(get, set))
+        Self(snake: snake, camel: camel, kind: kind, required: 0, access: .bool(get, set))
     }
 
-    static func flag(_ snake: StaticString, _ camel: StaticString?, written output: FieldOutput = .always, nested: Bool = false,
-                     _ get: @escaping Getter<Bool>, _ set: @escaping Setter<Bool>) -> Self {
-        Self(snake: snake, camel: camel, kind: .flag, output: output, required: 0, nested: nested, access: .bool(get, set))
-    }
-
-    static func strings(_ snake: StaticString, _ camel: StaticString?, written output: FieldOutput = .always,
-                        _ get: @escaping Getter<[String]>, _ set: @escaping Setter<[String]>) -> Self {
-        Self(snake: snake, camel: camel, kind: .strings, output: output, required: 0, nested: false, access: .strings(get, set))
+    static func strings(_ snake: StaticString, _ camel: StaticString?, _ get: @escaping Getter<[String]>, _ set: @escaping Setter<[String]>) -> Self {
+        Self(snake: snake, camel: camel, kind: .strings, required: 0, access: .strings(get, set))
     }
 }
 
@@ -121,11 +106,19 @@ struct RecordTable<Model>: Sendable {
     private static var maxFields: Int { 60 }
     private static var nestedSlot: Int { 2 * maxFields }
 
-    init(_ fields: [RecordField<Model>], nested: (snake: StaticString, camel: StaticString),
+    /// - Parameters:
+    ///   - always: the fields written even when the model has no value (as null).
+    ///   - whenPresent: the fields written only when it has one (StoreKit 2's).
+    ///   - nested: the nested object's name in each casing, and its fields (written when present).
+    ///   - derive: sets what a casing implies but does not carry, after every field is read.
+    init(always: [RecordField<Model>], whenPresent: [RecordField<Model>],
+         nested: (snake: StaticString, camel: StaticString, fields: [RecordField<Model>]),
          derive: @escaping @Sendable (inout Model, FieldCasing) -> Void = { _, _ in }) {
+        let fields = always + whenPresent.map { var f = $0; f.output = .whenPresent; return f }
+            + nested.fields.map { var f = $0; f.output = .whenPresent; f.nested = true; return f }
         precondition(fields.count <= Self.maxFields)
         self.fields = fields
-        self.nested = nested
+        self.nested = (nested.snake, nested.camel)
         self.derive = derive
         func names(_ casing: FieldCasing, nested inner: Bool) -> FieldNameIndex {
             var entries: [(name: StaticString, slot: Int)] = []

@@ -40,4 +40,17 @@ enum TransactionWriter {
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
         RenewalInfo.fields.write(r, into: &w)
     }
+
+    /// A result's two lists: its transactions and its renewal infos, under the names given.
+    static func write(_ transactionsKey: StaticString, _ transactions: [Transaction], _ renewalsKey: StaticString,
+                      _ renewals: [RenewalInfo], into w: inout JSONWriter) {
+        w.key(transactionsKey)
+        w.beginArray()
+        for t in transactions { write(t, into: &w) }
+        w.endArray()
+        w.key(renewalsKey)
+        w.beginArray()
+        for r in renewals { write(r, into: &w) }
+        w.endArray()
+    }
 }

@@ -31,14 +31,7 @@ extension APIResponseReport {
         }
         w.field("signed_items", Int64(signedItems))
         w.field("order_status", orderStatus)
-        w.key("transactions")
-        w.beginArray()
-        for t in transactions { TransactionWriter.write(t, into: &w) }
-        w.endArray()
-        w.key("renewal_info")
-        w.beginArray()
-        for r in renewals { TransactionWriter.write(r, into: &w) }
-        w.endArray()
+        TransactionWriter.write("transactions", transactions, "renewal_info", renewals, into: &w)
         w.key("app_transaction")
         if let a = appTransactionJSON { w.rawJSON(a) } else { w.null() }
         w.key("notifications")

@@ -32,14 +32,7 @@ extension ResponseReport {
             w.field("download_id", r.downloadID)
             w.field("version_external_identifier", r.versionExternalIdentifier)
             w.field("latest_receipt_present", r.latestReceiptPresent)
-            w.key("in_app")
-            w.beginArray()
-            for t in transactions { TransactionWriter.write(t, into: &w) }
-            w.endArray()
-            w.key("pending_renewal_info")
-            w.beginArray()
-            for r in renewals { TransactionWriter.write(r, into: &w) }
-            w.endArray()
+            TransactionWriter.write("in_app", transactions, "pending_renewal_info", renewals, into: &w)
             w.endObject()
         } else {
             w.null()
