@@ -208,3 +208,32 @@ func TestVerifyJWS(t *testing.T) {
 		t.Fatalf("jws: %+v %v", r, err)
 	}
 }
+
+// A receipt's in_app and a /verifyReceipt response's in_app decode into the one Transaction shape.
+func TestInAppHasOneShape(t *testing.T) {
+	v, err := NewVerifier([]byte(`{"bundle_id":"*","environments":["Production","Sandbox"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	b, _ := os.ReadFile(filepath.Join(root, "Tests", "IAPVerifyTests", "Fixtures", "receipts", "sandbox_2020-07-22_com.revenuecat.sampleapp.der"))
+	r, err := v.VerifyReceipt(b, 1893456000000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromReceipt, err := r.InApp()
+	if err != nil || len(fromReceipt) == 0 || fromReceipt[0].TransactionID == "" || fromReceipt[0].Quantity < 1 ||
+		fromReceipt[0].IsUpgraded == nil || *fromReceipt[0].IsUpgraded {
+		t.Fatalf("receipt in_app: %+v %v", fromReceipt, err)
+	}
+	r, err = v.InterpretResponse([]byte(`{"status":0,"environment":"Sandbox","receipt":{"bundle_id":"x","in_app":[{"transaction_id":"7","product_id":"p","purchase_date_ms":"1000"}]}}`),
+		2000, &Options{Endpoint: "sandbox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromResponse, err := r.InApp()
+	if err != nil || len(fromResponse) != 1 || fromResponse[0].TransactionID != "7" || fromResponse[0].Quantity != 1 ||
+		fromResponse[0].ProductType != nil {
+		t.Fatalf("response in_app: %+v %v", fromResponse, err)
+	}
+}

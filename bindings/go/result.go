@@ -105,6 +105,21 @@ func (r *Result) JWSNotification() (*JWSNotification, error) {
 	return &n, nil
 }
 
+// InApp decodes the result's receipt.in_app: a receipt's purchase records or a /verifyReceipt
+// response's transactions, both in the one Transaction shape. Nil when the result has no receipt.
+func (r *Result) InApp() ([]Transaction, error) {
+	if len(r.Receipt) == 0 || string(r.Receipt) == "null" {
+		return nil, nil
+	}
+	var receipt struct {
+		InApp []Transaction `json:"in_app"`
+	}
+	if err := json.Unmarshal(r.Receipt, &receipt); err != nil {
+		return nil, &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: "receipt JSON: " + err.Error()}
+	}
+	return receipt.InApp, nil
+}
+
 // Entitlement says whether one entitlement is active now, and why.
 type Entitlement struct {
 	ID                    string   `json:"id"`

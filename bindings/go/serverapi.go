@@ -362,8 +362,11 @@ type APINextPage struct {
 	PaginationToken string `json:"pagination_token,omitempty"` // as call "pagination_token"
 }
 
-// Transaction is one verified transaction, in the library's names. The fields after
-// SubscriptionGroupIdentifier come from StoreKit 2 and are nil when Apple did not send them.
+// Transaction is one transaction, in the library's names: every in_app item (a receipt's and a
+// /verifyReceipt response's alike, see Result.InApp), JWS and App Store Server API transactions.
+// The fields after SubscriptionGroupIdentifier come from StoreKit 2 and are nil when Apple did not
+// send them; ProductType and UnknownAttributes only a receipt's records carry. TransactionID and
+// ProductID are empty only in a receipt record that lacks them.
 // Prices are in milliunits of Currency (9990 is 9.99); RevocationPercentage in milliunits of a
 // percent (83333 is 83.333 %).
 type Transaction struct {
@@ -401,6 +404,16 @@ type Transaction struct {
 	Environment          *string                `json:"environment,omitempty"`
 	BillingPlanType      *string                `json:"billing_plan_type,omitempty"`
 	Commitment           *TransactionCommitment `json:"commitment,omitempty"`
+
+	ProductType       *int64             `json:"product_type,omitempty"`       // receipts: attribute 1707 (undocumented by Apple)
+	UnknownAttributes []UnknownAttribute `json:"unknown_attributes,omitempty"` // receipts: the attributes the library does not name
+}
+
+// UnknownAttribute is a receipt attribute the library does not name, kept as it was.
+type UnknownAttribute struct {
+	Type        int64  `json:"type"`
+	Version     int64  `json:"version"`
+	ValueBase64 string `json:"value_base64"`
 }
 
 // TransactionCommitment is the commitment part of a transaction (a billing plan with a term).

@@ -231,3 +231,19 @@ def test_api_result_records():
         r = v.interpret_api_response(b"", endpoint="finish_transaction", http_status=200, now_ms=signed,
                                      options={"renewal_info": [r.renewal_info[0]]})
         assert r.valid
+
+
+def test_receipt_and_response_in_app_have_one_shape(verifier, fixtures):
+    receipt = verifier.verify_receipt((fixtures / "receipts" / "sandbox_2020-07-22_com.revenuecat.sampleapp.der").read_bytes(),
+                                      now_ms=NOW)
+    body = {"status": 0, "environment": "Sandbox",
+            "receipt": {"bundle_id": "x", "in_app": [{"transaction_id": "7", "product_id": "p", "purchase_date_ms": "1000"}]}}
+    response = verifier.interpret_response(body, endpoint="sandbox", now_ms=2000)
+    assert receipt.in_app and len(response.in_app) == 1
+    for t in receipt.in_app + response.in_app:
+        assert isinstance(t, Transaction) and isinstance(t.transaction_id, str) and t.quantity >= 1
+        check_hints(t)
+    extras = {"product_type", "unknown_attributes"}
+    assert set(receipt.in_app[0].keys()) - extras == set(response.in_app[0].keys())
+    assert list(receipt.raw["receipt"]["in_app"][0])[:16] == list(response.raw["receipt"]["in_app"][0])
+    assert receipt.in_app[0].is_upgraded is False and receipt.in_app[0].in_app_ownership_type is None

@@ -189,9 +189,12 @@ def _environment(value: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class Transaction(Record):
-    """A normalised transaction (docs/results.md#normalised-transactions). Dates are Unix
-    milliseconds; ids are strings. The StoreKit 2 members are None when Apple did not send them
-    (and for receipt and /verifyReceipt transactions)."""
+    """A normalised transaction (docs/results.md#normalised-transactions): every ``in_app`` item,
+    a receipt's and a /verifyReceipt response's alike (``Result.in_app``), and JWS and App Store
+    Server API transactions. Dates are Unix milliseconds; ids are strings (None only in a receipt
+    record that lacks them). The StoreKit 2 members are None when Apple did not send them (and for
+    receipt and /verifyReceipt transactions); ``product_type`` and ``unknown_attributes`` only a
+    receipt's records carry."""
 
     transaction_id: str
     product_id: str
@@ -227,9 +230,12 @@ class Transaction(Record):
     environment: Union[Environment, str, None] = None
     billing_plan_type: Optional[str] = None
     commitment: Optional[dict[str, int]] = None
+    # receipts only, when the record carries them
+    product_type: Optional[int] = None                 # attribute 1707, undocumented by Apple
+    unknown_attributes: Optional[tuple[dict[str, Any], ...]] = None  # each {type, version, value_base64}
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    _CONVERT = {"environment": _environment}
+    _CONVERT = {"environment": _environment, "unknown_attributes": _tuple}
     _ALWAYS = frozenset(("quantity", "product_id", "transaction_id", "original_transaction_id", "purchase_date_ms",
                          "original_purchase_date_ms", "expires_date_ms", "cancellation_date_ms", "cancellation_reason",
                          "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period", "is_upgraded",

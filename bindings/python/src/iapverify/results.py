@@ -148,6 +148,13 @@ class Result:
     def active_entitlements(self) -> list[str]:
         return [e.id for e in self.entitlements if e.active]
 
+    @property
+    def in_app(self) -> list[Transaction]:
+        """``receipt.in_app`` as transactions: a receipt's purchase records or a /verifyReceipt
+        response's transactions, in the one shape (empty when the result has no receipt)."""
+        receipt = self.receipt if isinstance(self.receipt, dict) else {}
+        return _records(Transaction, receipt.get("in_app"))
+
 
 @dataclass(frozen=True)
 class ResponseResult(Result):
