@@ -36,16 +36,13 @@ enum FieldOutput: Sendable {
     case whenPresent
 }
 
-/// How a row reads and sets its model property: by the Swift type the property holds.
-enum FieldAccess<Model>: Sendable {
-    case string(@Sendable (Model) -> String?, @Sendable (inout Model, String) -> Void)
-    case int(@Sendable (Model) -> Int64?, @Sendable (inout Model, Int64) -> Void)
-    case bool(@Sendable (Model) -> Bool?, @Sendable (inout Model, Bool) -> Void)
-    case strings(@Sendable (Model) -> [String]?, @Sendable (inout Model, [String]) -> Void)
+/// The Swift type of the model property a row reads and sets.
+enum FieldStorage: Sendable {
+    case string, optionalString, int, optionalInt, bool, optionalBool, optionalStrings
 }
 
-/// One row of a record field table.
-struct RecordField<Model>: Sendable {
+/// One row, as the reader and the writer use it: plain data.
+struct FieldSpec: Sendable {
     let snake: StaticString
     /// nil: signed payloads carry no such member (a table's `derive` may set it).
     let camel: StaticString?
@@ -53,58 +50,84 @@ struct RecordField<Model>: Sendable {
     /// Not 0: the record's identity. Such fields are checked first, in this order, and a record
     /// without one is refused ("… is missing"); an empty one is written as null.
     let required: Int
-    let access: FieldAccess<Model>
+    /// The model property: its type, and where it is stored in the model (from its key path).
+    let storage: FieldStorage
+    let offset: Int
     /// Set by the table from the section the row is in.
     fileprivate(set) var output = FieldOutput.always
     fileprivate(set) var nested = false
 
     func name(_ casing: FieldCasing) -> StaticString? { casing == .snake ? snake : camel }
+}
 
-    typealias Getter<T> = @Sendable (Model) -> T?
-    typealias Setter<T> = @Sendable (inout Model, T) -> Void
+/// One row of a record field table: a field's names, JSON type and model property. The property
+/// is named by a key path to a stored property, which the table turns into an offset once: reading
+/// and writing a thousand records then costs no key path lookups and no closure calls.
+struct RecordField<Model>: Sendable {
+    fileprivate(set) var spec: FieldSpec
+
+    private init<T>(_ snake: StaticString, _ camel: StaticString?, _ kind: FieldKind, required: Int = 0,
+                    _ storage: FieldStorage, _ path: WritableKeyPath<Model, T>) {
+        guard let offset = MemoryLayout<Model>.offset(of: path) else { preconditionFailure("\(snake): not a stored property") }
+        spec = FieldSpec(snake: snake, camel: camel, kind: kind, required: required, storage: storage, offset: offset)
+    }
 
     /// A text field (`kind` .string or .code).
     static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string, required: Int = 0,
-                       _ get: @escaping Getter<String>, _ set: @escaping Setter<String>) -> Self {
-        Self(snake: snake, camel: camel, kind: kind, required: required, access: .string(get, set))
+                       _ path: WritableKeyPath<Model, String>) -> Self {
+        Self(snake, camel, kind, required: required, .string, path)
+    }
+
+    static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string,
+                       _ path: WritableKeyPath<Model, String?>) -> Self {
+        Self(snake, camel, kind, .optionalString, path)
     }
 
     /// A number (`kind` .int or .date).
-    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int,
-                    _ get: @escaping Getter<Int64>, _ set: @escaping Setter<Int64>) -> Self {
-        Self(snake: snake, camel: camel, kind: kind, required: 0, access: .int(get, set))
+    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64>) -> Self {
+        Self(snake, camel, kind, .int, path)
+    }
+
+    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64?>) -> Self {
+        Self(snake, camel, kind, .optionalInt, path)
     }
 
     /// A boolean (`kind` .bool or .flag).
-    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool,
-                     _ get: @escaping Getter<Bool>, _ set: @escaping Setter<Bool>) -> Self {
-        Self(snake: snake, camel: camel, kind: kind, required: 0, access: .bool(get, set))
+    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool>) -> Self {
+        Self(snake, camel, kind, .bool, path)
     }
 
-    static func strings(_ snake: StaticString, _ camel: StaticString?, _ get: @escaping Getter<[String]>, _ set: @escaping Setter<[String]>) -> Self {
-        Self(snake: snake, camel: camel, kind: .strings, required: 0, access: .strings(get, set))
+    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool?>) -> Self {
+        Self(snake, camel, kind, .optionalBool, path)
+    }
+
+    static func strings(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, [String]?>) -> Self {
+        Self(snake, camel, .strings, .optionalStrings, path)
     }
 }
 
 /// A record's fields, in the order the result JSON writes them (and the reader checks them, after
 /// the required ones), with the nested object some of them sit in.
 struct RecordTable<Model>: Sendable {
-    let fields: [RecordField<Model>]
+    /// Row by row: what the field is, and where the model holds it.
+    private let specs: [FieldSpec]
     /// The nested object's name in each casing (`commitment`, `commitmentInfo`).
     let nested: (snake: StaticString, camel: StaticString)
     /// What a casing does not carry but implies, set after every field is read.
-    let derive: @Sendable (inout Model, FieldCasing) -> Void
+    private let derive: @Sendable (inout Model, FieldCasing) -> Void
 
     private let snakeNames: FieldNameIndex
     private let camelNames: FieldNameIndex
     private let nestedSnakeNames: FieldNameIndex
     private let nestedCamelNames: FieldNameIndex
     private let requiredOrder: [Int]
+    /// The slot of each date's snake_case text member (-1: none).
+    private let textSlot: [Int]
+    /// Where a reader notes the nested object (after the fields and the date text members).
+    private let nestedSlot: Int
 
-    /// Slots a reader fills: field `i` at `i`, its date text member at `maxFields + i`, the nested
-    /// object at `nestedSlot`.
-    private static var maxFields: Int { 60 }
-    private static var nestedSlot: Int { 2 * maxFields }
+    /// Slots a reader fills: field `i` at `i`, then the date text members, then the nested object.
+    private typealias Slots = InlineArray<64, UInt32>
 
     /// - Parameters:
     ///   - always: the fields written even when the model has no value (as null).
@@ -114,27 +137,37 @@ struct RecordTable<Model>: Sendable {
     init(always: [RecordField<Model>], whenPresent: [RecordField<Model>],
          nested: (snake: StaticString, camel: StaticString, fields: [RecordField<Model>]),
          derive: @escaping @Sendable (inout Model, FieldCasing) -> Void = { _, _ in }) {
-        let fields = always + whenPresent.map { var f = $0; f.output = .whenPresent; return f }
-            + nested.fields.map { var f = $0; f.output = .whenPresent; f.nested = true; return f }
-        precondition(fields.count <= Self.maxFields)
-        self.fields = fields
+        let fields = always + whenPresent.map { var f = $0; f.spec.output = .whenPresent; return f }
+            + nested.fields.map { var f = $0; f.spec.output = .whenPresent; f.spec.nested = true; return f }
+        let specs = fields.map(\.spec)
+        self.specs = specs
         self.nested = (nested.snake, nested.camel)
         self.derive = derive
+        var next = specs.count
+        let textSlot = specs.map { spec in
+            guard case .date = spec.kind else { return -1 }
+            defer { next += 1 }
+            return next
+        }
+        let nestedSlot = next
+        precondition(nestedSlot < Slots.count)
+        self.textSlot = textSlot
+        self.nestedSlot = nestedSlot
         func names(_ casing: FieldCasing, nested inner: Bool) -> FieldNameIndex {
             var entries: [(name: StaticString, slot: Int)] = []
-            for (i, f) in fields.enumerated() where f.nested == inner {
-                guard let name = f.name(casing) else { continue }
+            for (i, spec) in specs.enumerated() where spec.nested == inner {
+                guard let name = spec.name(casing) else { continue }
                 entries.append((name, i))
-                if casing == .snake, case .date(let text) = f.kind { entries.append((text, Self.maxFields + i)) }
+                if casing == .snake, case .date(let text) = spec.kind { entries.append((text, textSlot[i])) }
             }
-            if !inner { entries.append((casing == .snake ? nested.snake : nested.camel, Self.nestedSlot)) }
+            if !inner { entries.append((casing == .snake ? nested.snake : nested.camel, nestedSlot)) }
             return FieldNameIndex(entries)
         }
         snakeNames = names(.snake, nested: false)
         camelNames = names(.camel, nested: false)
         nestedSnakeNames = names(.snake, nested: true)
         nestedCamelNames = names(.camel, nested: true)
-        requiredOrder = fields.indices.filter { fields[$0].required != 0 }.sorted { fields[$0].required < fields[$1].required }
+        requiredOrder = specs.indices.filter { specs[$0].required != 0 }.sorted { specs[$0].required < specs[$1].required }
     }
 
     // MARK: reading
@@ -145,7 +178,7 @@ struct RecordTable<Model>: Sendable {
     func read(_ object: JSONValue, into model: inout Model, _ casing: FieldCasing, _ flavour: FieldFlavour,
               path: String, index: Int? = nil) throws(FieldProblem) {
         let decoder = try FieldDecoder(object, path: path, index: index, flavour)
-        var found = InlineArray<121, UInt32>(repeating: 0)
+        var found = Slots(repeating: 0)
         let names = casing == .snake ? snakeNames : camelNames
         object.forEachMember { key, value in
             if let slot = names.slot(key) { found[slot] = value.at }
@@ -155,120 +188,147 @@ struct RecordTable<Model>: Sendable {
             return at == 0 ? nil : FieldDecoder.present(JSONValue(view: object.view, at: at))
         }
         for i in requiredOrder {
-            let f = fields[i]
-            guard f.name(casing) != nil, value(i) != nil else {
-                throw FieldProblem(message: "\(decoder.path).\(f.name(casing) ?? f.snake) is missing")
+            guard specs[i].name(casing) != nil, let v = value(i) else {
+                throw FieldProblem(message: "\(decoder.path).\(specs[i].name(casing) ?? specs[i].snake) is missing")
             }
-            try set(f, value(i), text: nil, casing, decoder, &model)
+            try set(i, v, text: nil, casing, decoder, &model)
         }
         var hasNested = false
-        for (i, f) in fields.enumerated() where f.required == 0 {
-            if f.nested { hasNested = true; continue }
-            guard let v = value(i) else {
-                if case .date = f.kind, casing == .snake, let text = value(Self.maxFields + i) {
-                    try set(f, nil, text: text, casing, decoder, &model)
-                }
-                continue
+        for i in specs.indices where specs[i].required == 0 {
+            if specs[i].nested { hasNested = true; continue }
+            if let v = value(i) {
+                try set(i, v, text: nil, casing, decoder, &model)
+            } else if casing == .snake, textSlot[i] >= 0, let text = value(textSlot[i]) {
+                try set(i, nil, text: text, casing, decoder, &model)
             }
-            try set(f, v, text: nil, casing, decoder, &model)
         }
-        if hasNested, let inner = value(Self.nestedSlot) {
+        if hasNested, let inner = value(nestedSlot) {
             let name = casing == .snake ? nested.snake : nested.camel
             let innerDecoder = try FieldDecoder(inner, path: "\(decoder.path).\(name)", flavour)
-            var innerFound = InlineArray<60, UInt32>(repeating: 0)
+            var innerFound = Slots(repeating: 0)
             let innerNames = casing == .snake ? nestedSnakeNames : nestedCamelNames
             inner.forEachMember { key, value in
                 if let slot = innerNames.slot(key) { innerFound[slot] = value.at }
             }
-            for (i, f) in fields.enumerated() where f.nested {
+            for i in specs.indices where specs[i].nested {
                 let at = innerFound[i]
                 guard at != 0, let v = FieldDecoder.present(JSONValue(view: inner.view, at: at)) else { continue }
-                try set(f, v, text: nil, casing, innerDecoder, &model)
+                try set(i, v, text: nil, casing, innerDecoder, &model)
             }
         }
         derive(&model, casing)
     }
 
-    /// Reads one present field (or, for a snake_case date, its text member) into the model.
-    private func set(_ f: RecordField<Model>, _ v: JSONValue?, text: JSONValue?, _ casing: FieldCasing,
+    /// Reads field `i`, present (or, for a snake_case date, its text member), into the model.
+    private func set(_ i: Int, _ v: JSONValue?, text: JSONValue?, _ casing: FieldCasing,
                      _ d: FieldDecoder, _ model: inout Model) throws(FieldProblem) {
-        let key = f.name(casing) ?? f.snake
-        switch f.access {
-        case .string(_, let set):
-            if case .code = f.kind, d.flavour == .strict {
-                set(&model, String(try d.int(v!, key)))   // Apple signs a number
+        let spec = specs[i]
+        let key = spec.name(casing) ?? spec.snake
+        switch spec.storage {
+        case .string, .optionalString:
+            let s: String
+            if case .code = spec.kind, d.flavour == .strict {
+                s = String(try d.int(v!, key))   // Apple signs a number
             } else {
-                set(&model, try d.string(v!, key))
+                s = try d.string(v!, key)
             }
-        case .int(_, let set):
-            if case .date(let textName) = f.kind {
-                if let ms = try d.date(ms: v, key, text: text, textName) { set(&model, ms) }
+            if spec.storage == .string { Self.store(s, at: spec.offset, in: &model) } else { Self.store(Optional(s), at: spec.offset, in: &model) }
+        case .int, .optionalInt:
+            let n: Int64
+            if case .date(let textName) = spec.kind {
+                guard let ms = try d.date(ms: v, key, text: text, textName) else { return }
+                n = ms
             } else {
-                set(&model, try d.int(v!, key))
+                n = try d.int(v!, key)
             }
-        case .bool(_, let set):
-            if case .flag = f.kind { set(&model, try d.flag(v!, key)) } else { set(&model, try d.bool(v!, key)) }
-        case .strings(_, let set):
-            set(&model, try d.stringArray(v!, key))
+            if spec.storage == .int { Self.store(n, at: spec.offset, in: &model) } else { Self.store(Optional(n), at: spec.offset, in: &model) }
+        case .bool, .optionalBool:
+            let b: Bool
+            if case .flag = spec.kind { b = try d.flag(v!, key) } else { b = try d.bool(v!, key) }
+            if spec.storage == .bool { Self.store(b, at: spec.offset, in: &model) } else { Self.store(Optional(b), at: spec.offset, in: &model) }
+        case .optionalStrings:
+            Self.store(Optional(try d.stringArray(v!, key)), at: spec.offset, in: &model)
         }
+    }
+
+    /// Sets the stored property at `offset`, whose type the row's key path fixed as T.
+    @inline(__always) private static func store<T>(_ value: T, at offset: Int, in model: inout Model) {
+        withUnsafeMutableBytes(of: &model) { ($0.baseAddress! + offset).assumingMemoryBound(to: T.self).pointee = value }
     }
 
     // MARK: writing
 
-    /// Writes the record as a JSON object in the snake_case names.
-    func write(_ model: Model, into w: inout JSONWriter) {
+    /// Writes the record as a JSON object in the snake_case names. (`model` is inout only to be
+    /// read in place; it is not changed.)
+    func write(_ model: inout Model, into w: inout JSONWriter) {
         w.beginObject()
-        writeMembers(model, into: &w)
+        writeMembers(&model, into: &w)
         w.endObject()
     }
 
     /// The record's members without the braces, for a writer that adds members of its own.
-    func writeMembers(_ model: Model, into w: inout JSONWriter) {
-        var hasNested = false
-        for f in fields {
-            if f.nested {
-                hasNested = hasNested || Self.has(f, model)
-            } else {
-                Self.write(f, model, into: &w)
+    func writeMembers(_ model: inout Model, into w: inout JSONWriter) {
+        withUnsafeMutableBytes(of: &model) { raw in
+            let base = UnsafeRawPointer(raw.baseAddress!)
+            var hasNested = false
+            for i in specs.indices {
+                if specs[i].nested {
+                    hasNested = hasNested || Self.has(specs[i], base)
+                } else {
+                    Self.write(specs[i], base, into: &w)
+                }
             }
-        }
-        guard hasNested else { return }
-        w.key(nested.snake)
-        w.beginObject()
-        for f in fields where f.nested { Self.write(f, model, into: &w) }
-        w.endObject()
-    }
-
-    private static func has(_ f: RecordField<Model>, _ model: Model) -> Bool {
-        switch f.access {
-        case .string(let get, _): return get(model) != nil
-        case .int(let get, _): return get(model) != nil
-        case .bool(let get, _): return get(model) != nil
-        case .strings(let get, _): return get(model) != nil
+            guard hasNested else { return }
+            w.key(nested.snake)
+            w.beginObject()
+            for i in specs.indices where specs[i].nested { Self.write(specs[i], base, into: &w) }
+            w.endObject()
         }
     }
 
-    private static func write(_ f: RecordField<Model>, _ model: Model, into w: inout JSONWriter) {
-        let always = f.output == .always
-        switch f.access {
-        case .string(let get, _):
-            var s = get(model)
-            if f.required != 0, s?.isEmpty == true { s = nil }   // only a receipt record can lack its ids
-            if s != nil || always { w.key(f.snake); w.string(s) }
-        case .int(let get, _):
-            let n = get(model)
-            if n != nil || always { w.key(f.snake); w.int(n) }
-        case .bool(let get, _):
-            let b = get(model)
-            if b != nil || always { w.key(f.snake); w.bool(b) }
-        case .strings(let get, _):
-            guard let list = get(model) else {
-                if always { w.key(f.snake); w.null() }
+    private static func has(_ spec: FieldSpec, _ base: UnsafeRawPointer) -> Bool {
+        let p = base + spec.offset
+        switch spec.storage {
+        case .string, .int, .bool: return true
+        case .optionalString: return p.assumingMemoryBound(to: String?.self).pointee != nil
+        case .optionalInt: return p.assumingMemoryBound(to: Int64?.self).pointee != nil
+        case .optionalBool: return p.assumingMemoryBound(to: Bool?.self).pointee != nil
+        case .optionalStrings: return p.assumingMemoryBound(to: [String]?.self).pointee != nil
+        }
+    }
+
+    private static func write(_ spec: FieldSpec, _ base: UnsafeRawPointer, into w: inout JSONWriter) {
+        let p = base + spec.offset
+        let always = spec.output == .always
+        switch spec.storage {
+        case .string:
+            let s = p.assumingMemoryBound(to: String.self)
+            w.key(spec.snake)
+            if spec.required != 0, s.pointee.isEmpty { w.null() } else { w.string(s.pointee) }   // only a receipt record lacks its ids
+        case .optionalString:
+            let s = p.assumingMemoryBound(to: String?.self)
+            if always || s.pointee != nil { w.key(spec.snake); w.string(s.pointee) }
+        case .int:
+            w.key(spec.snake)
+            w.int(p.assumingMemoryBound(to: Int64.self).pointee)
+        case .optionalInt:
+            let n = p.assumingMemoryBound(to: Int64?.self).pointee
+            if always || n != nil { w.key(spec.snake); w.int(n) }
+        case .bool:
+            w.key(spec.snake)
+            w.bool(p.assumingMemoryBound(to: Bool.self).pointee)
+        case .optionalBool:
+            let b = p.assumingMemoryBound(to: Bool?.self).pointee
+            if always || b != nil { w.key(spec.snake); w.bool(b) }
+        case .optionalStrings:
+            let list = p.assumingMemoryBound(to: [String]?.self)
+            guard let items = list.pointee else {
+                if always { w.key(spec.snake); w.null() }
                 return
             }
-            w.key(f.snake)
+            w.key(spec.snake)
             w.beginArray()
-            for s in list { w.string(s) }
+            for s in items { w.string(s) }
             w.endArray()
         }
     }

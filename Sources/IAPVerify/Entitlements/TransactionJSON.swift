@@ -34,11 +34,13 @@ enum TransactionJSON {
 /// Normalised transactions and renewal infos, in the field names of §5.2 and Apple's.
 enum TransactionWriter {
     static func write(_ t: Transaction, into w: inout JSONWriter) {
-        TransactionRecord.fields.write(TransactionRecord(t), into: &w)
+        var record = TransactionRecord(t)
+        TransactionRecord.fields.write(&record, into: &w)
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
-        RenewalInfo.fields.write(r, into: &w)
+        var r = r
+        RenewalInfo.fields.write(&r, into: &w)
     }
 
     /// A result's two lists: its transactions and its renewal infos, under the names given.

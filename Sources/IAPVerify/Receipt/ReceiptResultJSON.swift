@@ -82,7 +82,8 @@ extension ReceiptReport {
             // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
             // what only a receipt record carries.
             w.beginObject()
-            TransactionRecord.fields.writeMembers(TransactionRecord(Transaction(receiptRecord: t)), into: &w)
+            var record = TransactionRecord(Transaction(receiptRecord: t))
+            TransactionRecord.fields.writeMembers(&record, into: &w)
             w.optional("product_type", t.productType)
             var listed = false
             t.forEachUnknownAttribute { a in
