@@ -188,7 +188,7 @@ final class SignerTests: XCTestCase {
             (["endpoint": "set_app_account_token", "original_transaction_id": "1", "body": ["appAccountToken": "not-a-uuid"]], "UUID"),
             (["endpoint": "set_app_account_token", "original_transaction_id": "1", "body": ["appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138", "x": 1]], "not a field"),
             (["endpoint": "order_lookup", "order_id": "X", "environment": "Sandbox"], "only in production"),
-            (["endpoint": "transaction_info", "transaction_id": "1", "environment": "PRODUCTION"], "environment"),
+            (["endpoint": "transaction_info", "transaction_id": "1", "environment": "Staging"], "environment"),
             (["endpoint": "transaction_info", "transaction_id": "1", "token_lifetime_seconds": 7200], "3600"),
         ]
         for (call, expected) in cases {
