@@ -22,9 +22,9 @@ build/bench/floor_bench Tests/IAPVerifyTests/Fixtures "${FLOOR_ROUNDS:-3}" "${FL
 # What the library costs to carry: size, what it links statically, load time and resident memory.
 cc -O2 -std=c11 -Wall Benchmarks/loadtime.c -ldl -o build/bench/loadtime
 if [ -f .build-release/release/libiapverify.so ]; then
-    python3 Benchmarks/libsize.py build/lib/libiapverify.so.1 .build-release/release/libiapverify.so
+    python3 Benchmarks/libsize.py build/lib/libiapverify.so.1 .build-release/release/libiapverify.so | tee build/bench/libsize.out
 else
     echo "libsize: no unstripped .build-release/release/libiapverify.so; run make first" >&2
 fi
-build/bench/loadtime "$PWD/build/lib/libiapverify.so.1" 20
+build/bench/loadtime "$PWD/build/lib/libiapverify.so.1" 20 | tee build/bench/loadtime.out
 python3 Benchmarks/goals.py build/bench

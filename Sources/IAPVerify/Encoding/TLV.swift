@@ -1,6 +1,6 @@
 // Reading one TLV header of definite-length DER, for the two hot walks that skip building a
-// swift-asn1 tree (the SignedData envelope and the attribute sets). Anything this declines
-// (indefinite lengths, high tag numbers, lengths over 4 bytes) goes to swift-asn1 instead.
+// BERTree (the SignedData envelope and the attribute sets). Anything this declines
+// (indefinite lengths, high tag numbers, lengths over 4 bytes) goes to BERTree instead.
 
 enum TLV {
     /// The tag, the content range and the end of the TLV starting at `i`, which must fit before `end`.

@@ -2,8 +2,6 @@
 // Decoding is strict about shape (a malformed payload is never half-read) and keeps what it
 // does not know under `unknownAttributes`.
 
-import SwiftASN1
-
 /// An attribute the decoder does not interpret, kept verbatim.
 public struct UnknownAttribute: Sendable, Equatable {
     public var type: Int64
@@ -124,7 +122,7 @@ enum ReceiptPayloadDecoder {
             for a in found { try visit(a.type, a.value) }
             return receipt
         }
-        try AttributeSet.viaSwiftASN1(bytes, what: "the payload") { (type, _, value) throws(PayloadProblem) in
+        try AttributeSet.viaTree(bytes, what: "the payload") { (type, _, value) throws(PayloadProblem) in
             try visit(type, value)
         }
         return receipt
@@ -212,7 +210,7 @@ enum ReceiptPayloadDecoder {
     }
 
     /// A two's-complement INTEGER that fits in 64 bits.
-    static func int64(_ node: ASN1Node) -> Int64? {
+    static func int64(_ node: BERNode) -> Int64? {
         guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return nil }
         return int64(bytes)
     }
@@ -235,7 +233,7 @@ enum ReceiptPayloadDecoder {
 
     /// The inner value: exactly one primitive, definite-length TLV with one of the expected tags.
     /// These values are tiny leaves (a string, a date, an INTEGER), so they are read directly
-    /// instead of building a swift-asn1 node tree per attribute, which dominated decoding time.
+    /// instead of building a node tree per attribute, which dominated decoding time.
     private static func inner(_ value: ArraySlice<UInt8>, _ tags: UInt8..., type: Int64, _ what: String)
         throws(PayloadProblem) -> ArraySlice<UInt8> {
         guard let (tag, content) = primitiveTLV(value), tags.contains(tag) else {
@@ -318,16 +316,16 @@ enum ReceiptPayloadDecoder {
 
 /// Walks a `SET OF SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///
-/// Receipts hold thousands of these small attributes, and building a swift-asn1 node tree for
+/// Receipts hold thousands of these small attributes, and building a node tree for
 /// each in-app record dominated verification time (about 120k instructions per record). So the
 /// common case, definite-length encoding, is read by a direct walk over TLV headers; anything
-/// else (BER indefinite lengths from Xcode, or malformed input) goes through swift-asn1's BER
+/// else (BER indefinite lengths from Xcode, or malformed input) goes through BERTree's BER
 /// parser, which gives the same attributes or the precise error. A test decodes every fixture
 /// both ways and compares.
 enum AttributeSet {
     /// Folds `body` over the attributes in order, from the state `initial` makes. One walk reads
     /// the common encoding; when the bytes turn out not to be plain DER halfway, whatever the walk
-    /// applied is dropped and swift-asn1's BER reading starts again from a fresh state, so a state
+    /// applied is dropped and BERTree's reading starts again from a fresh state, so a state
     /// is never half-applied. A value `body` refuses is thrown only once the whole shape is known
     /// good. (A maker, not a value: a state held twice would be copied on its first change.)
     static func fold<State>(_ bytes: ArraySlice<UInt8>, what: String, from initial: () -> State,
@@ -346,7 +344,7 @@ enum AttributeSet {
             return state
         }
         state = initial()
-        try viaSwiftASN1(bytes, what: what) { (type, version, value) throws(PayloadProblem) in
+        try viaTree(bytes, what: what) { (type, version, value) throws(PayloadProblem) in
             try body(&state, type, version, value)
         }
         return state
@@ -407,12 +405,12 @@ enum AttributeSet {
         }
     }
 
-    /// The reference decoding through swift-asn1 (BER), used for everything the walk declines.
-    static func viaSwiftASN1(_ bytes: ArraySlice<UInt8>, what: String,
+    /// The reference decoding as a BER tree, used for everything the walk declines.
+    static func viaTree(_ bytes: ArraySlice<UInt8>, what: String,
                              _ body: (Int64, Int64, ArraySlice<UInt8>) throws(PayloadProblem) -> Void) throws(PayloadProblem) {
-        let root: ASN1Node
+        let root: BERNode
         do {
-            root = try BER.parse(bytes)
+            root = try BERTree.parse(bytes)
         } catch {
             throw .malformed("\(what) is not a valid DER/BER structure")
         }

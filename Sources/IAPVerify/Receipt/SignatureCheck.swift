@@ -2,8 +2,6 @@
 // Without signed attributes the signature covers the content octets; with them, it covers the
 // attributes (re-tagged as a SET) and their messageDigest must equal the content digest.
 
-import SwiftASN1
-
 enum SignatureCheck {
     static func verify(envelope: SignedDataEnvelope, key: PublicKey) -> Result<Void, SignatureFailure> {
         let signer = envelope.signer
@@ -33,7 +31,7 @@ enum SignatureCheck {
     }
 
     /// The single messageDigest value; contentType, when present, must say `data`.
-    private static func messageDigest(in attributes: ASN1Node) -> Result<ArraySlice<UInt8>, SignatureFailure> {
+    private static func messageDigest(in attributes: BERNode) -> Result<ArraySlice<UInt8>, SignatureFailure> {
         guard case .constructed(let list) = attributes.content else {
             return .failure(.init("the signed attributes are malformed"))
         }

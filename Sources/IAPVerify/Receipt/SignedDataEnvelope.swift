@@ -1,7 +1,5 @@
-// The PKCS#7 / CMS SignedData container of an app receipt, decoded with swift-asn1.
+// The PKCS#7 / CMS SignedData container of an app receipt, decoded with BERTree.
 // Nothing here is trusted: this only locates the content, certificates and the one SignerInfo.
-
-import SwiftASN1
 
 /// The parts of a SignedData that verification needs, as slices of the input bytes.
 struct SignedDataEnvelope {
@@ -23,7 +21,7 @@ struct SignerInfo {
     var digestOID: ArraySlice<UInt8>
     var signatureOID: ArraySlice<UInt8>
     /// The `signedAttrs [0]` field as encoded, when present.
-    var signedAttributes: ASN1Node?
+    var signedAttributes: BERNode?
     var signature: ArraySlice<UInt8>
 
     var digest: DigestAlgorithm? {
@@ -52,11 +50,6 @@ enum EnvelopeProblem: Error {
     case unsupportedAlgorithm(String)
 }
 
-extension ASN1Identifier {
-    static let context0 = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
-    static let context1 = ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)
-}
-
 /// Limits on the envelope (see README, "Limits").
 public enum EnvelopeLimits {
     /// Apple embeds 3 certificates (Xcode 1); more than this is not a receipt.
@@ -68,14 +61,14 @@ enum SignedDataParser {
     ///
     /// Definite-length receipts (all App Store ones) are split at the top with a direct TLV walk
     /// that keeps the certificates as raw bytes: the chain cache needs only their encoding, and
-    /// building swift-asn1 nodes for three certificates cost as much as the signature check.
-    /// The content and SignerInfo are still decoded by swift-asn1. Anything else (Xcode's BER,
-    /// or input the walk declines) is decoded entirely by swift-asn1, which also gives the error.
+    /// building a node tree for three certificates cost as much as the signature check.
+    /// The content and SignerInfo are still decoded as trees. Anything else (Xcode's BER, or
+    /// input the walk declines) is decoded entirely as a tree, which also gives the error.
     static func parse(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
         if let split = topLevel(bytes) {
             return try assemble(bytes, split)
         }
-        return try parseWithSwiftASN1(bytes)
+        return try parseTree(bytes)
     }
 
     /// The byte ranges of a definite-length ContentInfo/SignedData, or nil.
@@ -120,18 +113,18 @@ enum SignedDataParser {
     }
 
     private static func assemble(_ b: [UInt8], _ split: Split) throws(EnvelopeProblem) -> SignedDataEnvelope {
-        let digestsNode: ASN1Node, encapNode: ASN1Node, signersNode: ASN1Node
+        let digestsNode: BERNode, encapNode: BERNode, signersNode: BERNode
         do {
-            digestsNode = try BER.parse(b[split.digestAlgorithms])
-            encapNode = try BER.parse(b[split.encapsulated])
-            signersNode = try BER.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound])
+            digestsNode = try BERTree.parse(b[split.digestAlgorithms])
+            encapNode = try BERTree.parse(b[split.encapsulated])
+            signersNode = try BERTree.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound])
         } catch {
             // Let the full decoder produce the precise error.
-            return try parseWithSwiftASN1(b)
+            return try parseTree(b)
         }
         guard case .constructed(let encapFields) = encapNode.content,
               case .constructed(let signers) = signersNode.content else {
-            return try parseWithSwiftASN1(b)
+            return try parseTree(b)
         }
         let content = try parseEncapsulatedContent(encapFields)
         let signer = try onlySigner(signers)
@@ -141,13 +134,13 @@ enum SignedDataParser {
                                   certificates: split.certificates.map { b[$0] }, signer: signer)
     }
 
-    /// The reference decoding: the whole structure through swift-asn1 (DER or BER).
-    static func parseWithSwiftASN1(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
-        let root: ASN1Node
+    /// The reference decoding: the whole structure as a BER tree (DER or BER).
+    static func parseTree(_ bytes: [UInt8]) throws(EnvelopeProblem) -> SignedDataEnvelope {
+        let root: BERNode
         do {
-            root = try BER.parse(bytes)
+            root = try BERTree.parse(bytes)
         } catch {
-            throw .malformed("the receipt is not a valid DER/BER structure (\(describe(error)))")
+            throw .malformed("the receipt is not a valid DER/BER structure (\(error.rawValue))")
         }
         guard root.identifier == .sequence, case .constructed(let top) = root.content else {
             throw .malformed("the receipt is not a PKCS#7 ContentInfo SEQUENCE")
@@ -173,7 +166,7 @@ enum SignedDataParser {
         return try parseSignedData(sd)
     }
 
-    private static func parseSignedData(_ sd: ASN1NodeCollection) throws(EnvelopeProblem) -> SignedDataEnvelope {
+    private static func parseSignedData(_ sd: BERChildren) throws(EnvelopeProblem) -> SignedDataEnvelope {
         var it = sd.makeIterator()
         guard let version = it.next(), isVersionOne(version) else {
             throw .malformed("the SignedData version is missing or not 1")
@@ -223,7 +216,7 @@ enum SignedDataParser {
     }
 
     /// Exactly one SignerInfo.
-    private static func onlySigner(_ signers: ASN1NodeCollection) throws(EnvelopeProblem) -> SignerInfo {
+    private static func onlySigner(_ signers: BERChildren) throws(EnvelopeProblem) -> SignerInfo {
         var signerNodes = signers.makeIterator()
         guard let only = signerNodes.next() else {
             throw .malformed("the receipt has no SignerInfo: it is not signed")
@@ -258,7 +251,7 @@ enum SignedDataParser {
     }
 
     /// The OIDs of the SignedData digestAlgorithms SET; each entry must be an AlgorithmIdentifier.
-    private static func digestAlgorithms(_ set: ASN1Node) throws(EnvelopeProblem) -> [ArraySlice<UInt8>] {
+    private static func digestAlgorithms(_ set: BERNode) throws(EnvelopeProblem) -> [ArraySlice<UInt8>] {
         guard set.identifier == .set, case .constructed(let entries) = set.content else {
             throw .malformed("the SignedData digestAlgorithms field is not a SET")
         }
@@ -272,7 +265,7 @@ enum SignedDataParser {
         return oids
     }
 
-    private static func parseEncapsulatedContent(_ fields: ASN1NodeCollection) throws(EnvelopeProblem) -> ArraySlice<UInt8> {
+    private static func parseEncapsulatedContent(_ fields: BERChildren) throws(EnvelopeProblem) -> ArraySlice<UInt8> {
         var it = fields.makeIterator()
         guard let typeNode = it.next(), let type = oidBytes(typeNode) else {
             throw .malformed("the encapsulated content has no type")
@@ -297,7 +290,7 @@ enum SignedDataParser {
         return bytes
     }
 
-    private static func parseSignerInfo(_ node: ASN1Node) throws(EnvelopeProblem) -> SignerInfo {
+    private static func parseSignerInfo(_ node: BERNode) throws(EnvelopeProblem) -> SignerInfo {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else {
             throw .malformed("the SignerInfo is not a SEQUENCE")
         }
@@ -322,7 +315,7 @@ enum SignedDataParser {
             throw .malformed("the SignerInfo digest algorithm is malformed")
         }
         guard var next = it.next() else { throw .malformed("the SignerInfo is truncated") }
-        var signedAttributes: ASN1Node?
+        var signedAttributes: BERNode?
         if next.identifier == .context0 {
             guard case .constructed = next.content, isDERSet(next) else {
                 throw .malformed("the SignerInfo signed attributes are not DER (definite, minimal lengths, sorted)")
@@ -357,7 +350,7 @@ enum SignedDataParser {
     /// `SEQUENCE { OID }` or `SEQUENCE { OID, NULL }`. Parameters of any other kind are
     /// outside the signature and unused by SHA-1, SHA-256, RSA PKCS#1 v1.5 and ECDSA, so the
     /// strict profile refuses them rather than guess how OpenSSL would read them.
-    static func algorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+    static func algorithmOID(_ node: BERNode) -> ArraySlice<UInt8>? {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
         var it = fields.makeIterator()
         guard let oid = it.next() else { return nil }
@@ -372,7 +365,7 @@ enum SignedDataParser {
 
     /// The OID of an AlgorithmIdentifier whose parameters are a SEQUENCE (RSASSA-PSS's shape),
     /// only to name an algorithm that is refused; the parameters are not read.
-    static func parameterisedAlgorithmOID(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+    static func parameterisedAlgorithmOID(_ node: BERNode) -> ArraySlice<UInt8>? {
         guard node.identifier == .sequence, case .constructed(let fields) = node.content else { return nil }
         var it = fields.makeIterator()
         guard let oid = it.next(), let parameters = it.next(), parameters.identifier == .sequence, it.next() == nil else {
@@ -384,11 +377,11 @@ enum SignedDataParser {
     /// Signed attributes as DER: OpenSSL re-encodes them (sorting the SET) before it verifies,
     /// while the cached path verifies the bytes as received, so the strict profile accepts only
     /// encodings that re-encode to themselves.
-    static func isDERSet(_ node: ASN1Node) -> Bool {
+    static func isDERSet(_ node: BERNode) -> Bool {
         var bytes = Array(node.encodedBytes)
         guard !bytes.isEmpty else { return false }
         bytes[0] = 0x31
-        guard let set = try? DER.parse(bytes), case .constructed(let elements) = set.content else { return false }
+        guard let set = try? BERTree.parseDER(bytes), case .constructed(let elements) = set.content else { return false }
         var previous: ArraySlice<UInt8>?
         for element in elements {
             let current = element.encodedBytes
@@ -399,13 +392,13 @@ enum SignedDataParser {
     }
 
     /// The version INTEGER of a SignedData or SignerInfo: 1 in every receipt (PKCS#7).
-    static func isVersionOne(_ node: ASN1Node) -> Bool {
+    static func isVersionOne(_ node: BERNode) -> Bool {
         guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return false }
         return bytes.elementsEqual([1])
     }
 
     /// A primitive INTEGER in minimal two's-complement form, the only form OpenSSL decodes.
-    static func isMinimalInteger(_ node: ASN1Node) -> Bool {
+    static func isMinimalInteger(_ node: BERNode) -> Bool {
         guard node.identifier == .integer, case .primitive(let bytes) = node.content else { return false }
         return isMinimalInteger(bytes)
     }
@@ -419,7 +412,7 @@ enum SignedDataParser {
 
     /// The content of an OBJECT IDENTIFIER, when its encoding is one OpenSSL would decode too:
     /// the last byte ends a subidentifier and no subidentifier starts with a padding 0x80.
-    static func oidBytes(_ node: ASN1Node) -> ArraySlice<UInt8>? {
+    static func oidBytes(_ node: BERNode) -> ArraySlice<UInt8>? {
         guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content,
               let last = bytes.last, last & 0x80 == 0 else {
             return nil
@@ -434,7 +427,7 @@ enum SignedDataParser {
 
     /// An OCTET STRING as App Store (DER: primitive) and Xcode (BER: one constructed level of
     /// primitive chunks) write it. Deeper nesting is legal BER that no receipt uses: refused.
-    static func octetString(_ node: ASN1Node, chunked: Bool) -> ArraySlice<UInt8>? {
+    static func octetString(_ node: BERNode, chunked: Bool) -> ArraySlice<UInt8>? {
         guard node.identifier == .octetString else { return nil }
         switch node.content {
         case .primitive(let bytes):
@@ -451,16 +444,7 @@ enum SignedDataParser {
     }
 
     static func oidText(_ bytes: ArraySlice<UInt8>) -> String {
-        var encoded: [UInt8] = [0x06]
         guard bytes.count < 128 else { return "(an overlong OID)" }
-        encoded.append(UInt8(bytes.count))
-        encoded.append(contentsOf: bytes)
-        if let oid = try? ASN1ObjectIdentifier(derEncoded: encoded) { return oid.description }
-        return "(an invalid OID)"
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? ASN1Error { return "\(e.code)" }
-        return "decoding error"
+        return BERTree.dottedOID(bytes) ?? "(an invalid OID)"
     }
 }

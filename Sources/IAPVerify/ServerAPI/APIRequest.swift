@@ -249,7 +249,8 @@ enum APIURL {
             default: continue
             }
         }
-        if value.contains("..") || value == "." {
+        // Two "." Characters in a row (a "." with a combining mark after it is another Character).
+        if zip(value, value.dropFirst()).contains(where: { $0 == "." && $1 == "." }) || value == "." {
             throw .argument("\(name) contains \"..\" or is \".\"; ids Apple issues never do")
         }
         return queryEscape(value)

@@ -171,20 +171,12 @@ final class StrictProfileTests: XCTestCase {
         let contentType = attribute([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x03], [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01])
         let digest = attribute([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04], UnsignedFieldTests.tlv(0x04, [UInt8](repeating: 1, count: 32)))
         let sorted = [contentType, digest].sorted { $0.lexicographicallyPrecedes($1) }
-        func node(_ parts: [[UInt8]]) throws -> SwiftASN1Node { try SwiftASN1Node(UnsignedFieldTests.tlv(0xA0, parts.flatMap { $0 })) }
-        XCTAssertTrue(SignedDataParser.isDERSet(try node(sorted).node))
-        XCTAssertFalse(SignedDataParser.isDERSet(try node(sorted.reversed()).node))
+        func node(_ parts: [[UInt8]]) throws -> BERNode { try BERTree.parse(UnsignedFieldTests.tlv(0xA0, parts.flatMap { $0 })) }
+        XCTAssertTrue(SignedDataParser.isDERSet(try node(sorted)))
+        XCTAssertFalse(SignedDataParser.isDERSet(try node(sorted.reversed())))
         // A long-form length where a short one fits is BER, not DER.
         var long = sorted[0]
         long.replaceSubrange(0..<2, with: [long[0], 0x81, long[1]])
-        XCTAssertFalse(SignedDataParser.isDERSet(try node([long, sorted[1]]).node))
+        XCTAssertFalse(SignedDataParser.isDERSet(try node([long, sorted[1]])))
     }
-}
-
-import SwiftASN1
-
-/// A parsed swift-asn1 node, for feeding raw encodings to the parser's helpers.
-struct SwiftASN1Node {
-    let node: ASN1Node
-    init(_ bytes: [UInt8]) throws { node = try BER.parse(bytes) }
 }

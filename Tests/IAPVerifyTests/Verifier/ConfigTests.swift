@@ -170,8 +170,8 @@ final class CodecTests: XCTestCase {
         }
     }
 
-    /// The direct attribute walk and swift-asn1's BER parser must see the same attributes.
-    func testAttributeWalkAgreesWithSwiftASN1OnEveryFixture() throws {
+    /// The direct attribute walk and the BER tree must see the same attributes.
+    func testAttributeWalkAgreesWithTheTreeOnEveryFixture() throws {
         let files = Fixtures.list("receipts").map { "receipts/\($0)" } + Fixtures.list("xcode").map { "xcode/\($0)" }
             + Fixtures.list("fakepki").map { "fakepki/\($0)" }
         var sets = 0
@@ -179,18 +179,18 @@ final class CodecTests: XCTestCase {
             guard let envelope = try? SignedDataParser.parse(Fixtures.data(file)) else { continue }
             var pending: [ArraySlice<UInt8>] = [envelope.content[...]]
             while let bytes = pending.popLast() {
-                var viaASN1: [String] = []
+                var viaTree: [String] = []
                 do {
-                    try AttributeSet.viaSwiftASN1(bytes, what: "x") { (t, v, value) throws(PayloadProblem) in
-                        viaASN1.append("\(t)/\(v)/\(Array(value))")
+                    try AttributeSet.viaTree(bytes, what: "x") { (t, v, value) throws(PayloadProblem) in
+                        viaTree.append("\(t)/\(v)/\(Array(value))")
                         if t == 17 { pending.append(value) }
                     }
                 } catch {
-                    XCTAssertNil(AttributeSet.direct(bytes), "\(file): the walk accepts what swift-asn1 rejects")
+                    XCTAssertNil(AttributeSet.direct(bytes), "\(file): the walk accepts what the tree rejects")
                     continue
                 }
                 if let direct = AttributeSet.direct(bytes) {
-                    XCTAssertEqual(direct.map { "\($0.type)/\($0.version)/\(Array($0.value))" }, viaASN1, file)
+                    XCTAssertEqual(direct.map { "\($0.type)/\($0.version)/\(Array($0.value))" }, viaTree, file)
                 }
                 sets += 1
             }
@@ -198,14 +198,14 @@ final class CodecTests: XCTestCase {
         XCTAssertGreaterThan(sets, 300)
     }
 
-    /// The direct envelope walk and the full swift-asn1 decoding must give the same envelope.
-    func testEnvelopeWalkAgreesWithSwiftASN1OnEveryFixture() throws {
+    /// The direct envelope walk and the full tree decoding must give the same envelope.
+    func testEnvelopeWalkAgreesWithTheTreeOnEveryFixture() throws {
         let files = Fixtures.list("receipts").map { "receipts/\($0)" } + Fixtures.list("xcode").map { "xcode/\($0)" }
             + Fixtures.list("fakepki").map { "fakepki/\($0)" }
         var walked = 0
         for file in files {
             let bytes = Fixtures.data(file)
-            let reference = Result { () throws(EnvelopeProblem) in try SignedDataParser.parseWithSwiftASN1(bytes) }
+            let reference = Result { () throws(EnvelopeProblem) in try SignedDataParser.parseTree(bytes) }
             let fast = Result { () throws(EnvelopeProblem) in try SignedDataParser.parse(bytes) }
             if SignedDataParser.topLevel(bytes) != nil { walked += 1 }
             switch (reference, fast) {
@@ -219,7 +219,7 @@ final class CodecTests: XCTestCase {
             case (.failure, .failure):
                 break
             default:
-                XCTFail("\(file): the walk and swift-asn1 disagree on whether it decodes")
+                XCTFail("\(file): the walk and the tree disagree on whether it decodes")
             }
         }
         XCTAssertGreaterThan(walked, 80)
