@@ -15,12 +15,6 @@ let cABILinkerSettings: [LinkerSetting] = [
     ] + (sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]))
 ]
 
-/// The library's modules leave out the implicit `_StringProcessing` import: regex support would be
-/// linked into libiapverify.so (about 1 MiB) for one `contains`, and this keeps it from coming back.
-let leanSwiftSettings: [SwiftSetting] = [
-    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"])
-]
-
 let package = Package(
     name: "iapverify",
     products: [
@@ -47,16 +41,16 @@ let package = Package(
         .target(
             name: "IAPVerify",
             // No swift-asn1: it imports FoundationEssentials, which then came with the library.
+            // (No unsafe flags either, so that IAPVerifyCore stays usable as a versioned dependency:
+            // Tests/c/run.sh checks that Foundation, the regex modules and libdispatch stay out.)
             dependencies: ["COpenSSL", "CJansson", "CJSONTape"],
             exclude: ["README.md"] + ["Receipt", "Trust", "Policy", "VerifyReceipt", "StoreKit2", "Entitlements", "JSON",
-                                      "Encoding", "Verifier", "ServerAPI"].map { "\($0)/README.md" },
-            swiftSettings: leanSwiftSettings
+                                      "Encoding", "Verifier", "ServerAPI"].map { "\($0)/README.md" }
         ),
         .target(
             name: "IAPVerifyC",
             dependencies: ["IAPVerify", "CIAPVerifyHeader"],
             exclude: ["exports.map"],
-            swiftSettings: leanSwiftSettings,
             linkerSettings: cABILinkerSettings
         ),
         // libFuzzer targets (Fuzz/run.sh builds this with --sanitize=fuzzer; a plain build is inert).

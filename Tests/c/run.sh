@@ -37,6 +37,16 @@ if grep -q libswift "$TMP/ldd"; then fail "libswift in ldd"; fi
 extra=$(awk '{print $1}' "$TMP/ldd" | grep -v -E '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libcrypto\.so\.3|libjansson\.so\.4|libsimdjson\.so\.14)$' || true)
 [ -z "$extra" ] || fail "unexpected dependencies: $extra"
 
+# FoundationEssentials (through swift-asn1), the regex modules (one String.contains) and libdispatch
+# once made up most of the library; any Swift code can bring them back without a compile error.
+echo "-- lean: no FoundationEssentials, regex modules or libdispatch linked in; stripped size under 8 MiB"
+if [ -f .build-release/release/libiapverify.so ]; then
+  heavy=$(nm --defined-only .build-release/release/libiapverify.so | grep -c -E '20FoundationEssentials|17_StringProcessing|12_RegexParser| dispatch_' || true)
+  [ "$heavy" -eq 0 ] || fail "$heavy symbols of FoundationEssentials, _StringProcessing, _RegexParser or libdispatch are linked in (Benchmarks/libsize.py says which)"
+fi
+size=$(stat -L -c %s "$LIB")
+[ "$size" -le $((8 * 1048576)) ] || fail "the stripped library is $size bytes, over 8 MiB (Benchmarks/libsize.py says what is in it)"
+
 echo "-- a C program built straight from the checkout: build/lib/pkgconfig/iapverify.pc, no install"
 [ "$(PKG_CONFIG_PATH=build/lib/pkgconfig pkg-config --modversion iapverify)" = "$(cat VERSION)" ] || fail "uninstalled .pc version is not VERSION"
 $CC -std=c99 -Wall -Werror examples/c/verify_receipt.c \
