@@ -523,7 +523,7 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
                               "body": {"customerConsented": False, "sampleContentProvided": False,
                                        "deliveryStatus": "DELIVERED"}}),
         ("order lookup in sandbox", {"endpoint": "order_lookup", "order_id": "X", "environment": "Sandbox"}),
-        ("an environment of another casing", {"endpoint": "test_notification", "environment": "SANDBOX"}),
+        ("an unknown environment", {"endpoint": "test_notification", "environment": "Staging"}),
         ("a token lifetime over an hour", {"endpoint": "test_notification", "token_lifetime_seconds": 3601}),
     ]
     return ([(f"api-request {n}", c, None) for n, c in ok]
