@@ -20,7 +20,10 @@ extension ReceiptReport {
     /// documents verify nothing and carry no revocation.
     package func resultText(_ document: ReceiptDocument) -> JSONText {
         let inspected = document != .verification
-        var w = JSONWriter(capacity: 2048 + (payloadIsComplete ? (payload?.inApp.count ?? 0) * 1024 : 0))
+        // Sized so the buffer is not regrown: ~720 bytes of members per purchase, plus its record's
+        // size again for the base64 of the attributes it keeps unread.
+        let records = payloadIsComplete ? payload?.inApp ?? [] : []
+        var w = JSONWriter(capacity: records.reduce(6144) { $0 + 720 + $1.record.count + $1.record.count / 8 })
         w.beginObject()
         if document == .unverifiedInspection {
             w.field("verdict", "unverified")
