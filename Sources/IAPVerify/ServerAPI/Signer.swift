@@ -50,7 +50,7 @@ public final class Signer: @unchecked Sendable {
                     for (env, url) in hosts {
                         guard let u = url.string else { throw .config("signer config.test_base_url.\(env) must be a string") }
                         // A test setting, keyed like every environment (any casing: tests predate the rename).
-                        switch ServerEnvironment.allCases.first(where: { $0.rawValue.lowercased() == env.lowercased() }) {
+                        switch ServerEnvironment(anyCase: env) {
                         case .production?: base = u
                         case .sandbox?: sandboxBase = u
                         case nil: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected Production, Sandbox)")

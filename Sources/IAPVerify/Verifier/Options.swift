@@ -86,7 +86,7 @@ public struct OptionValues: Sendable {
             }
             environment = e
         case .endpoint where entry == .response:
-            guard let s = value.string, let e = ServerEnvironment.allCases.first(where: { $0.rawValue.lowercased() == s.lowercased() }) else {
+            guard let s = value.string, let e = ServerEnvironment(anyCase: s) else {
                 throw .argument("\(path) is the old name of options.environment, which must be \(ServerEnvironment.expected)")
             }
             deprecations.append("options.endpoint is deprecated for /verifyReceipt answers: write \"environment\": \"\(e.rawValue)\"; the old name goes in the next release")

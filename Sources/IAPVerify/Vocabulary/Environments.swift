@@ -33,9 +33,15 @@ public enum ServerEnvironment: String, Sendable, CaseIterable {
     /// "sandbox") still works for one release; the note saying so goes to `deprecations`.
     static func parse(_ text: String, path: String, deprecations: inout [String]) -> ServerEnvironment? {
         if let e = ServerEnvironment(rawValue: text) { return e }
-        guard let e = allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        guard let e = ServerEnvironment(anyCase: text) else { return nil }
         deprecations.append("\(path) \"\(text)\" is deprecated: write \"\(e.rawValue)\" (Apple's spelling); the lowercase form goes in the next release")
         return e
+    }
+
+    /// The environment whatever the casing (no deprecation note: callers that need one use `parse`).
+    public init?(anyCase text: String) {
+        guard let e = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        self = e
     }
 
     static let expected = "\"Production\" or \"Sandbox\""
