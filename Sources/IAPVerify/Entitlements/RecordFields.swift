@@ -39,6 +39,10 @@ enum FieldOutput: Sendable {
 /// The Swift type of the model property a row reads and sets.
 enum FieldStorage: Sendable {
     case string, optionalString, int, optionalInt, bool, optionalBool, optionalStrings
+    /// A `TextView` into the text the writer is given (written only: receipt records).
+    case view
+    /// An `Int64?` written as its decimal text (an id Apple signs as an INTEGER; written only).
+    case decimal
 }
 
 /// One row, as the reader and the writer use it: plain data.
@@ -104,6 +108,16 @@ struct RecordField<Model>: Sendable {
     static func strings(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, [String]?>) -> Self {
         Self(snake, camel, .strings, .optionalStrings, path)
     }
+
+    /// Text kept as a view of the writer's text buffer (a table only written, never read).
+    static func view(_ snake: StaticString, required: Int = 0, _ path: WritableKeyPath<Model, TextView>) -> Self {
+        Self(snake, nil, .string, required: required, .view, path)
+    }
+
+    /// A number written as its decimal text (a table only written, never read).
+    static func decimal(_ snake: StaticString, _ path: WritableKeyPath<Model, Int64?>) -> Self {
+        Self(snake, nil, .string, .decimal, path)
+    }
 }
 
 /// A record's fields, in the order the result JSON writes them (and the reader checks them, after
@@ -168,6 +182,11 @@ struct RecordTable<Model>: Sendable {
         nestedSnakeNames = names(.snake, nested: true)
         nestedCamelNames = names(.camel, nested: true)
         requiredOrder = specs.indices.filter { specs[$0].required != 0 }.sorted { specs[$0].required < specs[$1].required }
+    }
+
+    /// The snake_case names of the rows written always, in order (tests compare tables by them).
+    var alwaysWrittenNames: [String] {
+        specs.filter { $0.output == .always && !$0.nested }.map { "\($0.snake)" }
     }
 
     // MARK: reading
@@ -248,6 +267,9 @@ struct RecordTable<Model>: Sendable {
             if spec.storage == .bool { Self.store(b, at: spec.offset, in: &model) } else { Self.store(Optional(b), at: spec.offset, in: &model) }
         case .optionalStrings:
             Self.store(Optional(try d.stringArray(v!, key)), at: spec.offset, in: &model)
+        case .view, .decimal:
+            // Only written: a table with such rows is never read from JSON.
+            throw FieldProblem(message: "\(d.path).\(key) cannot be read here")
         }
     }
 
@@ -267,7 +289,9 @@ struct RecordTable<Model>: Sendable {
     }
 
     /// The record's members without the braces, for a writer that adds members of its own.
-    func writeMembers(_ model: inout Model, into w: inout JSONWriter) {
+    /// `text` is the buffer the model's views point into (none: the model has no views).
+    func writeMembers(_ model: inout Model, text: UnsafeBufferPointer<UInt8> = .init(start: nil, count: 0),
+                      into w: inout JSONWriter) {
         withUnsafeMutableBytes(of: &model) { raw in
             let base = UnsafeRawPointer(raw.baseAddress!)
             var hasNested = false
@@ -275,13 +299,13 @@ struct RecordTable<Model>: Sendable {
                 if specs[i].nested {
                     hasNested = hasNested || Self.has(specs[i], base)
                 } else {
-                    Self.write(specs[i], base, into: &w)
+                    Self.write(specs[i], base, text, into: &w)
                 }
             }
             guard hasNested else { return }
             w.key(nested.snake)
             w.beginObject()
-            for i in specs.indices where specs[i].nested { Self.write(specs[i], base, into: &w) }
+            for i in specs.indices where specs[i].nested { Self.write(specs[i], base, text, into: &w) }
             w.endObject()
         }
     }
@@ -294,10 +318,13 @@ struct RecordTable<Model>: Sendable {
         case .optionalInt: return p.assumingMemoryBound(to: Int64?.self).pointee != nil
         case .optionalBool: return p.assumingMemoryBound(to: Bool?.self).pointee != nil
         case .optionalStrings: return p.assumingMemoryBound(to: [String]?.self).pointee != nil
+        case .view: return p.assumingMemoryBound(to: TextView.self).pointee.isPresent
+        case .decimal: return p.assumingMemoryBound(to: Int64?.self).pointee != nil
         }
     }
 
-    private static func write(_ spec: FieldSpec, _ base: UnsafeRawPointer, into w: inout JSONWriter) {
+    private static func write(_ spec: FieldSpec, _ base: UnsafeRawPointer, _ text: UnsafeBufferPointer<UInt8>,
+                              into w: inout JSONWriter) {
         let p = base + spec.offset
         let always = spec.output == .always
         switch spec.storage {
@@ -330,6 +357,18 @@ struct RecordTable<Model>: Sendable {
             w.beginArray()
             for s in items { w.string(s) }
             w.endArray()
+        case .view:
+            let view = p.assumingMemoryBound(to: TextView.self).pointee
+            let bytes = view.bytes(in: text)
+            guard always || bytes != nil else { return }
+            w.key(spec.snake)
+            // As a model's String: a required id that is empty is written as null.
+            if let bytes, spec.required == 0 || bytes.count > 0 { w.string(utf8: bytes) } else { w.null() }
+        case .decimal:
+            let n = p.assumingMemoryBound(to: Int64?.self).pointee
+            guard always || n != nil else { return }
+            w.key(spec.snake)
+            if let n { w.decimalString(n) } else { w.null() }
         }
     }
 }

@@ -168,6 +168,15 @@ struct JSONWriter {
         count += digits
     }
 
+    /// A number as a JSON string of its decimal digits (ids Apple signs as INTEGERs).
+    mutating func decimalString(_ v: Int64) {
+        separate()
+        put(UInt8(ascii: "\""))
+        afterKey = true   // the digits follow the quote with no separator
+        int(v)
+        put(UInt8(ascii: "\""))
+    }
+
     /// "00" to "99", two bytes each.
     private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 

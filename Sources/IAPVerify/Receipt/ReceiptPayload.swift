@@ -10,25 +10,49 @@ public struct UnknownAttribute: Sendable, Equatable {
     public var value: ArraySlice<UInt8>
 }
 
-/// One in-app purchase record (attribute 17).
+/// One in-app purchase record (attribute 17), as views of the signed bytes: ids and product ids
+/// stay byte ranges of the payload from decoding to the result JSON, and a `String` is made only
+/// when a Swift caller asks for one.
 public struct InAppPurchase: Sendable, Equatable {
     public var quantity: Int64?
-    public var productID: String?
-    public var transactionID: String?
-    public var originalTransactionID: String?
+    public var productID: String? { text(productIDText) }
+    public var transactionID: String? { text(transactionIDText) }
+    public var originalTransactionID: String? { text(originalTransactionIDText) }
     public var purchaseDateMs: Int64?
     public var originalPurchaseDateMs: Int64?
     public var expiresDateMs: Int64?
     public var cancellationDateMs: Int64?
-    public var webOrderLineItemID: String?
+    /// Apple signs it as an INTEGER; given as its decimal text, like every other source's.
+    public var webOrderLineItemID: String? { webOrderLineItem.map { String($0) } }
     public var isTrialPeriod: Bool?
     public var isInIntroOfferPeriod: Bool?
-    public var promotionalOfferID: String?
+    public var promotionalOfferID: String? { text(promotionalOfferIDText) }
     /// Undocumented attribute 1707.
     public var productType: Int64?
-    /// The record as signed. Attributes the decoder does not read are taken from it when asked
-    /// for: most purchases carry several, and keeping a list per purchase cost allocations.
+
+    var productIDText = TextView()
+    var transactionIDText = TextView()
+    var originalTransactionIDText = TextView()
+    var promotionalOfferIDText = TextView()
+    var webOrderLineItem: Int64?
+    /// The record as signed: the views above point into it, and the attributes the decoder does
+    /// not read are taken from it when asked for.
     var record: ArraySlice<UInt8> = []
+    /// The record is plain DER (every receipt Apple signs), so a walk in place reads it whole.
+    var isPlainDER = false
+
+    /// A view's text (valid UTF-8: the decoder checked it).
+    func text(_ view: TextView) -> String? {
+        withText(view) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A view's bytes, without a copy; nil when the record has no such attribute.
+    func withText<R>(_ view: TextView, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard view.isPresent, Int(view.start) + Int(view.count) <= record.count else { return nil }
+        return record.withUnsafeBufferPointer { all in
+            body(UnsafeBufferPointer(rebasing: all[Int(view.start)..<(Int(view.start) + Int(view.count))]))
+        }
+    }
 
     /// The attributes the decoder does not read into fields, in payload order.
     public var unknownAttributes: [UnknownAttribute] {
@@ -39,8 +63,22 @@ public struct InAppPurchase: Sendable, Equatable {
 
     /// The same, one at a time and without building a list.
     func forEachUnknownAttribute(_ body: (UnknownAttribute) -> Void) {
-        // The record was decoded once already, so this walk cannot fail.
-        _ = try? AttributeSet.fold(record, what: "an in-app record", from: {}) { (_, type, version, value) throws(PayloadProblem) in
+        let record = record
+        // The record was decoded once already, so neither reading can fail here. Plain DER is
+        // walked in place; BER goes through the tree, as it was decoded.
+        if isPlainDER {
+            _ = record.withUnsafeBufferPointer { raw in
+                AttributeSet.walkRaw(raw) { type, version, start, end in
+                    if !ReceiptPayloadDecoder.readsInApp(type) {
+                        let base = record.startIndex
+                        body(UnknownAttribute(type: type, version: version, value: record[(base + start)..<(base + end)]))
+                    }
+                    return true
+                }
+            }
+            return
+        }
+        try? AttributeSet.viaTree(record, what: "an in-app record") { (type, version, value) throws(PayloadProblem) in
             if !ReceiptPayloadDecoder.readsInApp(type) { body(UnknownAttribute(type: type, version: version, value: value)) }
         }
     }
@@ -164,20 +202,54 @@ enum ReceiptPayloadDecoder {
     }
 
     private static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
-        // In-app types 1700...1731 are seen with one bit each.
-        let start = { () -> (purchase: InAppPurchase, seen: UInt32, seenOther: Set<Int64>) in (InAppPurchase(), 0, []) }
-        var purchase = try AttributeSet.fold(bytes, what: "an in-app record", from: start) { (state, type, version, value) throws(PayloadProblem) in
+        var purchase = InAppPurchase()
+        purchase.record = bytes
+        // Plain DER, read in place: no slice, no closure state per attribute. As in
+        // AttributeSet.fold, a value refused is thrown only once the whole shape is known good.
+        var failure: PayloadProblem?
+        var seen = SeenInAppTypes()
+        let plain = bytes.withUnsafeBufferPointer { raw in
+            AttributeSet.walkRaw(raw) { type, version, start, end in
+                if failure == nil {
+                    do throws(PayloadProblem) {
+                        try seen.note(type)
+                        try applyInApp(type, version, raw, start, end, to: &purchase)
+                    } catch { failure = error }
+                }
+                return true
+            }
+        }
+        if plain {
+            if let failure { throw failure }
+            purchase.isPlainDER = true
+            return purchase
+        }
+        // BER (Xcode's receipts) or malformed: the reference reading, from a fresh record.
+        purchase = InAppPurchase()
+        purchase.record = bytes
+        seen = SeenInAppTypes()
+        try AttributeSet.viaTree(bytes, what: "an in-app record") { (type, version, value) throws(PayloadProblem) in
+            try seen.note(type)
+            try applyInApp(type, version, value, to: &purchase)
+        }
+        return purchase
+    }
+
+    /// The in-app types a record has carried so far: each may appear once.
+    private struct SeenInAppTypes {
+        /// Types 1700...1731, one bit each.
+        var bits: UInt32 = 0
+        var others: Set<Int64> = []
+
+        mutating func note(_ type: Int64) throws(PayloadProblem) {
             if type >= 1700, type < 1732 {
                 let bit = UInt32(1) << UInt32(type - 1700)
-                guard state.seen & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
-                state.seen |= bit
+                guard bits & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
+                bits |= bit
             } else {
-                guard state.seenOther.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
+                guard others.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
             }
-            try applyInApp(type, version, value, to: &state.purchase)
-        }.purchase
-        purchase.record = bytes
-        return purchase
+        }
     }
 
     /// The in-app attribute types `applyInApp` reads into fields; the others are unknown
@@ -189,24 +261,80 @@ enum ReceiptPayloadDecoder {
         }
     }
 
+    /// Reads one attribute given as a slice (the tree path, and tests) into the record's fields.
+    /// The slice is normally part of `p.record`; one that is not becomes the record.
     static func applyInApp(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>,
                            to p: inout InAppPurchase) throws(PayloadProblem) {
-            switch type {
-            case 1701: p.quantity = try integer(value, type)
-            case 1702: p.productID = try string(value, type)
-            case 1703: p.transactionID = try string(value, type)
-            case 1704: p.purchaseDateMs = try date(value, type)
-            case 1705: p.originalTransactionID = try string(value, type)
-            case 1706: p.originalPurchaseDateMs = try date(value, type)
-            case 1707: p.productType = try integer(value, type)
-            case 1708: p.expiresDateMs = try date(value, type)
-            case 1711: p.webOrderLineItemID = try integerString(value, type)
-            case 1712: p.cancellationDateMs = try date(value, type)
-            case 1713: p.isTrialPeriod = try flag(value, type)
-            case 1719: p.isInIntroOfferPeriod = try flag(value, type)
-            case 1721: p.promotionalOfferID = try string(value, type)
-            default: break  // kept in `record`, listed by `unknownAttributes`
-            }
+        guard readsInApp(type) else { return }  // kept in `record`, as below
+        if value.startIndex < p.record.startIndex || value.endIndex > p.record.endIndex { p.record = value }
+        let record = p.record
+        let start = value.startIndex - record.startIndex, end = value.endIndex - record.startIndex
+        try record.withUnsafeBufferPointer { (raw) throws(PayloadProblem) in
+            try applyInApp(type, version, raw, start, end, to: &p)
+        }
+    }
+
+    /// Reads one attribute, the bytes `record[start..<end]`, into the record's fields: numbers and
+    /// dates as values, text as views of the record.
+    static func applyInApp(_ type: Int64, _ version: Int64, _ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int,
+                           to p: inout InAppPurchase) throws(PayloadProblem) {
+        switch type {
+        case 1701: p.quantity = try integer(record, start, end, type)
+        case 1702: p.productIDText = try text(record, start, end, type)
+        case 1703: p.transactionIDText = try text(record, start, end, type)
+        case 1704: p.purchaseDateMs = try date(record, start, end, type)
+        case 1705: p.originalTransactionIDText = try text(record, start, end, type)
+        case 1706: p.originalPurchaseDateMs = try date(record, start, end, type)
+        case 1707: p.productType = try integer(record, start, end, type)
+        case 1708: p.expiresDateMs = try date(record, start, end, type)
+        case 1711: p.webOrderLineItem = try integer(record, start, end, type)
+        case 1712: p.cancellationDateMs = try date(record, start, end, type)
+        case 1713: p.isTrialPeriod = try integer(record, start, end, type) != 0
+        case 1719: p.isInIntroOfferPeriod = try integer(record, start, end, type) != 0
+        case 1721: p.promotionalOfferIDText = try text(record, start, end, type)
+        default: break  // kept in `record`, listed by `unknownAttributes`
+        }
+    }
+
+    /// The inner value of `record[start..<end]`: exactly one primitive, definite-length TLV with one
+    /// of the expected tags (the same rule as `inner`, on raw memory). Returns the content's range.
+    @inline(__always)
+    private static func inner(_ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ first: UInt8, _ second: UInt8,
+                              _ third: UInt8, type: Int64, _ what: String) throws(PayloadProblem) -> (start: Int, end: Int) {
+        guard let h = RawTLV.header(record, start, end: end), h.end == end, h.tag & 0xE0 == 0,
+              h.tag == first || h.tag == second || h.tag == third else {
+            throw .malformed("attribute \(type) does not hold \(what)")
+        }
+        return (h.start, h.end)
+    }
+
+    /// A string attribute as a view (UTF8String, IA5String or PrintableString, valid UTF-8).
+    private static func text(_ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ type: Int64) throws(PayloadProblem) -> TextView {
+        let c = try inner(record, start, end, 0x0C, 0x16, 0x13, type: type, "a string")
+        let bytes = UnsafeBufferPointer(rebasing: record[c.start..<c.end])
+        guard isValidUTF8(bytes) else { throw .malformed("attribute \(type) is not valid UTF-8") }
+        return TextView(start: Int32(c.start), count: Int32(c.end - c.start))
+    }
+
+    private static func integer(_ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ type: Int64) throws(PayloadProblem) -> Int64 {
+        let c = try inner(record, start, end, 0x02, 0x02, 0x02, type: type, "an INTEGER")
+        guard let n = RawTLV.int64(record, c.start, c.end) else { throw .malformed("attribute \(type) does not fit in 64 bits") }
+        return n
+    }
+
+    /// An RFC 3339 IA5String; an empty string means absent.
+    private static func date(_ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int, _ type: Int64) throws(PayloadProblem) -> Int64? {
+        let c = try inner(record, start, end, 0x16, 0x0C, 0x16, type: type, "an IA5String date")
+        if c.start == c.end { return nil }
+        guard let ms = RFC3339.milliseconds(UnsafeBufferPointer(rebasing: record[c.start..<c.end])) else {
+            throw .malformed("attribute \(type) is not an RFC 3339 date")
+        }
+        return ms
+    }
+
+    private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // ASCII (every id Apple writes) needs no more; the validating initialiser only otherwise.
+        !bytes.contains(where: { $0 >= 0x80 }) || String(validating: bytes, as: UTF8.self) != nil
     }
 
     /// A two's-complement INTEGER that fits in 64 bits.
@@ -390,19 +518,26 @@ enum AttributeSet {
     private static func walk(_ bytes: ArraySlice<UInt8>, _ visit: (Int64, Int64, ArraySlice<UInt8>) -> Bool) -> Bool {
         bytes.withUnsafeBufferPointer { p -> Bool in
             let base = bytes.startIndex
-            guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return false }
-            var i = set.start
-            while i < set.end {
-                guard let seq = RawTLV.header(p, i, end: set.end), seq.tag == 0x30,
-                      let t = RawTLV.header(p, seq.start, end: seq.end), t.tag == 0x02,
-                      let v = RawTLV.header(p, t.end, end: seq.end), v.tag == 0x02,
-                      let o = RawTLV.header(p, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
-                      let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return false }
-                guard visit(type, version, bytes[(base + o.start)..<(base + o.end)]) else { return false }
-                i = seq.end
-            }
-            return true
+            return walkRaw(p) { type, version, start, end in visit(type, version, bytes[(base + start)..<(base + end)]) }
         }
+    }
+
+    /// The same walk, giving each value as offsets into `p` (no slice, so no reference counting
+    /// per attribute: the in-app records are read this way).
+    @inline(__always)
+    static func walkRaw(_ p: UnsafeBufferPointer<UInt8>, _ visit: (Int64, Int64, Int, Int) -> Bool) -> Bool {
+        guard let set = RawTLV.header(p, 0, end: p.count), set.tag == 0x31, set.end == p.count else { return false }
+        var i = set.start
+        while i < set.end {
+            guard let seq = RawTLV.header(p, i, end: set.end), seq.tag == 0x30,
+                  let t = RawTLV.header(p, seq.start, end: seq.end), t.tag == 0x02,
+                  let v = RawTLV.header(p, t.end, end: seq.end), v.tag == 0x02,
+                  let o = RawTLV.header(p, v.end, end: seq.end), o.tag == 0x04, o.end == seq.end,
+                  let type = RawTLV.int64(p, t.start, t.end), let version = RawTLV.int64(p, v.start, v.end) else { return false }
+            guard visit(type, version, o.start, o.end) else { return false }
+            i = seq.end
+        }
+        return true
     }
 
     /// The reference decoding as a BER tree, used for everything the walk declines.

@@ -83,23 +83,47 @@ extension ReceiptReport {
         w.beginArray()
         for t in p.inApp {
             // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
-            // what only a receipt record carries.
+            // what only a receipt record carries; text copied from the record as it was signed.
             w.beginObject()
-            var record = TransactionRecord(Transaction(receiptRecord: t))
-            TransactionRecord.fields.writeMembers(&record, into: &w)
-            w.optional("product_type", t.productType)
-            var listed = false
-            t.forEachUnknownAttribute { a in
-                if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
-                Self.writeUnknown(a, into: &w)
+            var row = ReceiptRecordRow(t)
+            t.record.withUnsafeBufferPointer { text in
+                ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)
+                w.optional("product_type", t.productType)
+                if t.isPlainDER { Self.writeUnknown(inPlainRecord: text, into: &w) } else { Self.writeUnknown(of: t, into: &w) }
             }
-            if listed { w.endArray() }
             w.endObject()
         }
         w.endArray()
         w.key("unknown_attributes")
         Self.writeUnknown(p.unknownAttributes, into: &w)
         w.endObject()
+    }
+
+    /// A plain DER record's unknown attributes, walked in place (written only when there are any).
+    private static func writeUnknown(inPlainRecord record: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
+        var listed = false
+        _ = AttributeSet.walkRaw(record) { type, version, start, end in
+            guard !ReceiptPayloadDecoder.readsInApp(type) else { return true }
+            if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
+            w.beginObject()
+            w.field("type", type)
+            w.field("version", version)
+            w.key("value_base64")
+            w.base64(UnsafeBufferPointer(rebasing: record[start..<end]))
+            w.endObject()
+            return true
+        }
+        if listed { w.endArray() }
+    }
+
+    /// The same for a record read through the tree (BER).
+    private static func writeUnknown(of t: InAppPurchase, into w: inout JSONWriter) {
+        var listed = false
+        t.forEachUnknownAttribute { a in
+            if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
+            writeUnknown(a, into: &w)
+        }
+        if listed { w.endArray() }
     }
 
     private static func writeUnknown(_ list: [UnknownAttribute], into w: inout JSONWriter) {

@@ -64,6 +64,29 @@ final class RealReceiptTests: XCTestCase {
         }
     }
 
+    /// A receipt's `in_app` members are written from views of the record, by their own table:
+    /// the same names in the same order as every other source's transactions.
+    func testReceiptRecordTableWritesTheTransactionShape() {
+        XCTAssertEqual(ReceiptRecordRow.fields.alwaysWrittenNames, TransactionRecord.fields.alwaysWrittenNames)
+        XCTAssertEqual(ReceiptRecordRow.fields.alwaysWrittenNames.count, 16)
+    }
+
+    /// Ids are views of the signed record: the public model makes the same text from them.
+    func testInAppIdsAreViewsOfTheRecord() throws {
+        let data = try Fixtures.data("receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der")
+        guard let v = makeVerifier(["bundle_id": "*", "environments": ["Production", "Sandbox"]]) else { return }
+        let r = try v.verify(data, now: jan2030)
+        let purchases = try XCTUnwrap(r.payload?.inApp)
+        XCTAssertEqual(purchases.count, 187)
+        for p in purchases {
+            let id = try XCTUnwrap(p.transactionID)
+            XCTAssertFalse(id.isEmpty)
+            XCTAssertEqual(p.withText(p.transactionIDText) { Array($0) }, Array(id.utf8))
+            XCTAssertEqual(p.webOrderLineItemID, p.webOrderLineItem.map { String($0) })
+            XCTAssertNil(p.promotionalOfferID)
+        }
+    }
+
     /// Unknown in-app attributes are read from the record on demand, in payload order.
     func testUnknownInAppAttributesComeFromTheRecord() throws {
         guard let v = makeVerifier(["bundle_id": "*", "environments": ["Production", "Sandbox"]]) else { return }
