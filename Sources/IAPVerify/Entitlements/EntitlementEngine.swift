@@ -115,10 +115,10 @@ public enum EntitlementEngine {
     /// Evaluates everything at `nowMs`. `catalog` nil means "no products section": each product
     /// is its own entitlement, typed by whether it has an expiry.
     /// Hosts call `Verifier.computeEntitlements`, which also plans deliveries and orders.
-    package static func evaluate(transactions input: [Transaction], renewals: [RenewalInfo],
+    package static func evaluate(transactions input: consuming [Transaction], renewals: [RenewalInfo],
                                 catalog: [String: ProductRule]?, grace: GracePeriodPolicy, nowMs: Int64,
                                 delivered: [String] = [], orders: [PendingOrder] = []) -> EntitlementReport {
-        let transactions = deduplicated(input)
+        let transactions = deduplicated(consume input)
         // Each product and chain id is hashed once, here; the walks below index arrays by these
         // small integers, and use indices into `transactions`, so no purchase is copied while
         // it is being judged.
@@ -207,24 +207,38 @@ public enum EntitlementEngine {
     // MARK: - Inputs
 
     /// One record per transaction id, chosen without regard to input order.
-    static func deduplicated(_ input: [Transaction]) -> [Transaction] {
-        // Indices, not copies: a purchase is copied once, into the result.
+    static func deduplicated(_ input: consuming [Transaction]) -> [Transaction] {
+        // Worked in place: the list is the caller's to give up, so dropping and ordering records
+        // moves them and copies none (a copy retains every text field of a purchase).
+        var items = input
         var chosen: [String: Int] = [:]
-        chosen.reserveCapacity(input.count)
-        for i in input.indices {
-            if let j = chosen[input[i].transactionID] {
-                if Transaction.prefersSecond(input[j], input[i]) { chosen[input[i].transactionID] = i }
+        chosen.reserveCapacity(items.count)
+        var duplicates = false
+        for i in items.indices {
+            if let j = chosen[items[i].transactionID] {
+                duplicates = true
+                if Transaction.prefersSecond(items[j], items[i]) { chosen[items[i].transactionID] = i }
             } else {
-                chosen[input[i].transactionID] = i
+                chosen[items[i].transactionID] = i
             }
         }
-        var order = Array(chosen.values)
-        order.sort { a, b in
-            let pa = input[a].purchaseDateMs ?? Int64.min, pb = input[b].purchaseDateMs ?? Int64.min
-            if pa != pb { return pa < pb }
-            return input[a].transactionID < input[b].transactionID
+        if duplicates {
+            var keep = [Bool](repeating: false, count: items.count)
+            for i in chosen.values { keep[i] = true }
+            var kept = 0
+            for i in items.indices where keep[i] {
+                if kept != i { items.swapAt(kept, i) }
+                kept += 1
+            }
+            items.removeLast(items.count - kept)
         }
-        return order.map { input[$0] }
+        // Ids are unique now, so this order is total and does not depend on the input's.
+        items.sort { a, b in
+            let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
+            if pa != pb { return pa < pb }
+            return a.transactionID < b.transactionID
+        }
+        return items
     }
 
     private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {

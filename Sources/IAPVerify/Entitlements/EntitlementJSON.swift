@@ -56,7 +56,7 @@ extension EntitlementReport {
         w.key("intro_eligible")
         w.beginObject()
         for (group, eligible) in introEligible {
-            w.key(group)
+            w.key(text: group)
             w.bool(eligible)
         }
         w.endObject()

@@ -24,8 +24,8 @@ struct EngineSettings: Sendable {
     let grace: GracePeriodPolicy
 
     /// Every entry point ends here with the transactions it trusted and the host's state.
-    func evaluate(_ transactions: [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
-        EntitlementEngine.evaluate(transactions: transactions, renewals: renewals, catalog: catalog, grace: grace,
+    func evaluate(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+        EntitlementEngine.evaluate(transactions: consume transactions, renewals: renewals, catalog: catalog, grace: grace,
                                    nowMs: nowMs, delivered: host.deliveredTransactionIDs, orders: host.orders)
     }
 }

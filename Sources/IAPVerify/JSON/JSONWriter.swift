@@ -83,6 +83,27 @@ struct JSONWriter {
         capacity = newCapacity
     }
 
+    /// Copies `n` bytes. Keys and ids are short, and a call into memmove cost more than the copy:
+    /// up to 32 bytes move as overlapping 8-byte words.
+    @inline(__always) private static func copy(_ to: UnsafeMutablePointer<UInt8>, _ from: UnsafePointer<UInt8>, _ n: Int) {
+        let src = UnsafeRawPointer(from), dst = UnsafeMutableRawPointer(to)
+        if n >= 8, n <= 32 {
+            let head = src.loadUnaligned(as: UInt64.self), tail = src.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            if n > 16 {
+                let second = src.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let third = src.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self)
+                dst.storeBytes(of: second, toByteOffset: 8, as: UInt64.self)
+                dst.storeBytes(of: third, toByteOffset: n - 16, as: UInt64.self)
+            }
+            dst.storeBytes(of: head, as: UInt64.self)
+            dst.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+        } else if n < 8 {
+            for i in 0..<n { to[i] = from[i] }
+        } else {
+            to.update(from: from, count: n)
+        }
+    }
+
     @inline(__always) private mutating func put(_ b: UInt8) {
         reserve(1)
         base[count] = b
@@ -119,15 +140,16 @@ struct JSONWriter {
         let n = k.utf8CodeUnitCount
         reserve(n + 3)
         base[count] = UInt8(ascii: "\"")
-        (base + count + 1).update(from: k.utf8Start, count: n)
+        Self.copy(base + count + 1, k.utf8Start, n)
         base[count + n + 1] = UInt8(ascii: "\"")
         base[count + n + 2] = UInt8(ascii: ":")
         count += n + 3
         afterKey = true
     }
 
-    /// A key that comes from data (escaped like any string).
-    mutating func key(_ k: String) {
+    /// A key that comes from data (escaped like any string). Named apart from `key(_:)`, so that a
+    /// literal key is never taken for a String and scanned for escapes.
+    mutating func key(text k: String) {
         separate()
         appendQuoted(k)
         put(UInt8(ascii: ":"))
@@ -145,9 +167,13 @@ struct JSONWriter {
         reserve(20)
         if v < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var magnitude = v.magnitude
+        // The digit count by comparisons (a division per digit cost more than the digits).
         var digits = 1
-        var probe = magnitude
-        while probe >= 10 { probe /= 10; digits += 1 }
+        var limit: UInt64 = 10
+        while digits < 20, magnitude >= limit {
+            digits += 1
+            if digits < 20 { limit &*= 10 }
+        }
         // Two digits per division (dates in milliseconds have 13), from the right.
         let pairs = Self.digitPairs.utf8Start
         var at = count + digits
@@ -223,13 +249,19 @@ struct JSONWriter {
     }
 
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        put(UInt8(ascii: "\""))
-        // Fast path: nothing to escape, copy the bytes at once.
-        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            put(utf8)
-            put(UInt8(ascii: "\""))
+        // Fast path: nothing to escape, copy the bytes at once with both quotes.
+        var plain = true
+        for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { plain = false; break }
+        if plain {
+            let n = utf8.count
+            reserve(n + 2)
+            base[count] = UInt8(ascii: "\"")
+            if let from = utf8.baseAddress, n > 0 { Self.copy(base + count + 1, from, n) }
+            base[count + n + 1] = UInt8(ascii: "\"")
+            count += n + 2
             return
         }
+        put(UInt8(ascii: "\""))
         let hex: StaticString = "0123456789abcdef"
         for b in utf8 {
             switch b {

@@ -65,8 +65,9 @@ extension Checker {
         try context.admit(count, nowMs: nowMs, what: what)
     }
 
-    func entitlements(_ transactions: [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
-        context.engine.evaluate(transactions, renewals: renewals, host: host, nowMs: nowMs)
+    /// `transactions` is given up (the engine orders it in place).
+    func entitlements(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+        context.engine.evaluate(consume transactions, renewals: renewals, host: host, nowMs: nowMs)
     }
 
     func revocation(of chain: VerifiedChain, responses: [[UInt8]], nowMs: Int64) -> (RevocationReport, (Verdict, String)?) {

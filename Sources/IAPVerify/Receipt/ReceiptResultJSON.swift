@@ -34,7 +34,7 @@ extension ReceiptReport {
         }
         w.key("checks")
         w.beginObject()
-        for check in ReceiptCheck.allCases { w.key(check.rawValue); w.string(state(check).rawValue) }
+        for check in ReceiptCheck.allCases { w.key(text: check.rawValue); w.string(state(check).rawValue) }
         w.endObject()
         w.key("receipt")
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }

@@ -35,7 +35,7 @@ public struct APIRequest: Sendable {
         w.field("url", url)
         w.key("headers")
         w.beginObject()
-        for h in headers { w.key(h.name); w.string(h.value) }
+        for h in headers { w.key(text: h.name); w.string(h.value) }
         w.endObject()
         w.field("body", body.map { String(decoding: $0, as: UTF8.self) })
         w.field("token_expires_at_ms", tokenExpiresAtMs)
@@ -215,7 +215,7 @@ extension Signer {
                 continue
             }
             try check(v, field.type, path: "call.body.\(field.name)")
-            w.key(field.name)
+            w.key(text: field.name)
             write(v, into: &w)
         }
         w.endObject()

@@ -456,7 +456,7 @@ struct APIAnswerShape {
         var w = JSONWriter(capacity: 256)
         w.beginObject()
         for (key, value) in members where !signed.contains(key) {
-            w.key(key)
+            w.key(text: key)
             copy(value, into: &w, depth: 0)
         }
         w.endObject()
@@ -474,7 +474,7 @@ struct APIAnswerShape {
             w.endArray()
         } else if depth < 4, let members = v.members {
             w.beginObject()
-            for (k, value) in members { w.key(k); copy(value, into: &w, depth: depth + 1) }
+            for (k, value) in members { w.key(text: k); copy(value, into: &w, depth: depth + 1) }
             w.endObject()
         } else { w.null() }
     }

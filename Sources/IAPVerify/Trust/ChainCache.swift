@@ -57,8 +57,15 @@ struct ChainKey: Hashable {
         b.append(contentsOf: signer)
         b.append(contentsOf: certificates)
         bytes = b
+        // Hashing kilobytes of certificates on every call cost more than the lookup: the signer
+        // (issuer and serial), the length and the last bytes (a signature) tell chains apart, and
+        // equal hashes still compare every byte.
         var h = Hasher()
-        b.withUnsafeBytes { h.combine(bytes: $0) }
+        b.withUnsafeBytes { all in
+            h.combine(all.count)
+            h.combine(bytes: UnsafeRawBufferPointer(rebasing: all.prefix(5 + signer.count)))
+            h.combine(bytes: UnsafeRawBufferPointer(rebasing: all.suffix(64)))
+        }
         precomputedHash = h.finalize()
     }
 

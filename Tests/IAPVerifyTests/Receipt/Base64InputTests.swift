@@ -1,0 +1,48 @@
+import XCTest
+@testable import IAPVerify
+
+/// Receipts arrive as base64. The in-place path for plain one-line base64 must give exactly what
+/// the permissive pass gives, for every input it takes, and decline everything else.
+final class Base64InputTests: XCTestCase {
+    private func both(_ text: [UInt8]) -> (plain: [UInt8]?, permissive: [UInt8]?, decode: [UInt8]?) {
+        text.withUnsafeBytes { (Base64.decodePlain($0), Base64.decodePermissive($0), Base64.decode($0)) }
+    }
+
+    func testPlainPathAgreesWithThePermissivePass() throws {
+        var inputs: [[UInt8]] = []
+        for file in ["receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der", "receipts/production_2015-09-16_com.mustafadur.Kargotakip.der"] {
+            let der = try Fixtures.data(file)
+            inputs.append(Array(Base64.encode(der).utf8))
+        }
+        // Every length with and without padding, and the shapes the permissive pass handles.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var seed: UInt64 = 0x9E3779B97F4A7C15
+        func next() -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int(seed >> 33) }
+        for length in 0..<40 {
+            let raw = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
+            let text = Array(Base64.encode(raw).utf8)
+            inputs.append(text)
+            inputs.append(Array(text.filter { $0 != UInt8(ascii: "=") }))
+            inputs.append(text + Array("=".utf8))
+            inputs.append(text + Array("\n".utf8))
+            inputs.append(text.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 })
+            if !text.isEmpty {
+                var broken = text
+                broken[next() % broken.count] = [UInt8(ascii: "="), UInt8(ascii: "*"), 0x80, UInt8(ascii: " ")][next() % 4]
+                inputs.append(broken)
+            }
+            inputs.append((0..<(length * 4)).map { _ in alphabet[next() % alphabet.count] })
+        }
+        inputs += ["====", "A===", "AA==", "AAA=", "AB=C", "AAAA====", "", "A"].map { Array($0.utf8) }
+        var plainTaken = 0
+        for text in inputs {
+            let r = both(text)
+            XCTAssertEqual(r.decode, r.permissive, "\(String(decoding: text.prefix(60), as: UTF8.self))")
+            if let p = r.plain {
+                plainTaken += 1
+                XCTAssertEqual(p, r.permissive, "\(String(decoding: text.prefix(60), as: UTF8.self))")
+            }
+        }
+        XCTAssertGreaterThan(plainTaken, 60)   // the fast path is the common one
+    }
+}
