@@ -31,6 +31,8 @@ public struct ReceiptReport: Sendable {
     public internal(set) var scheme: SignatureScheme?
     /// The validated path, leaf first; empty unless check 5 passed.
     public internal(set) var chain: [CertificateSummary] = []
+    /// `chain` as written by the cached chain it came from (nil: write it here).
+    var chainJSON: [UInt8]?
     /// OCSP facts of the signing certificate (nil until the chain verified).
     public internal(set) var revocation: RevocationReport?
     /// What the receipt grants at the call's `now`; nil unless the verdict is valid.

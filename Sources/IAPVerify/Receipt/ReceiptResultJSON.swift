@@ -76,7 +76,8 @@ extension ReceiptReport {
         w.field("digest", digest?.rawValue)
         w.field("signature", scheme?.rawValue)
         w.key("chain")
-        CertificateSummary.write(chain, into: &w)
+        // A chain from the cache comes with its summary already written.
+        if let chainJSON { w.rawJSON(chainJSON) } else { CertificateSummary.write(chain, into: &w) }
         w.revocation(revocation)
         w.endObject()
         w.key("in_app")
@@ -139,22 +140,6 @@ extension ReceiptReport {
         w.key("value_base64")
         w.base64(a.value)
         w.endObject()
-    }
-}
-
-extension CertificateSummary {
-    /// A verified chain, leaf first, as every result prints it.
-    static func write(_ chain: [CertificateSummary], into w: inout JSONWriter) {
-        w.beginArray()
-        for c in chain {
-            w.beginObject()
-            w.field("subject", c.subject)
-            w.field("not_before_ms", c.notBeforeMs)
-            w.field("not_after_ms", c.notAfterMs)
-            w.field("sha256", c.sha256)
-            w.endObject()
-        }
-        w.endArray()
     }
 }
 

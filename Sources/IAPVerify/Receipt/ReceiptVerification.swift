@@ -119,6 +119,7 @@ struct ReceiptChecker: Checker {
             return false
         }
         report.chain = verified.summaries
+        report.chainJSON = verified.summaryJSON
         // Revocation is part of trusting the chain (check 5), at the call's now.
         let (revocation, refusal) = self.revocation(of: verified, responses: ocspResponses, nowMs: nowMs)
         report.revocation = revocation

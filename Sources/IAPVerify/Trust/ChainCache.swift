@@ -11,6 +11,8 @@ final class VerifiedChain: Sendable {
     /// Every certificate's validity window, checked against each receipt's creation date.
     let windows: [(notBeforeMs: Int64, notAfterMs: Int64)]
     let summaries: [CertificateSummary]
+    /// `summaries` as the result JSON writes them, made once per chain.
+    let summaryJSON: [UInt8]
     /// The leaf's OCSP request and responder, made once per chain; nil for a one-certificate chain.
     let ocsp: OCSPTarget?
 
@@ -26,6 +28,7 @@ final class VerifiedChain: Sendable {
         self.leafKey = key
         self.windows = windows
         self.summaries = summaries
+        summaryJSON = CertificateSummary.json(summaries)
         ocsp = chain.certificates.count >= 2 ? OCSPTarget(leaf: leaf, issuer: chain.certificates[1]) : nil
     }
 

@@ -1,0 +1,25 @@
+// How every result prints a verified chain. A cached chain keeps its summary written once
+// (VerifiedChain.summaryJSON), so a receipt's result copies those bytes instead.
+
+extension CertificateSummary {
+    /// A verified chain, leaf first, as every result prints it.
+    static func write(_ chain: [CertificateSummary], into w: inout JSONWriter) {
+        w.beginArray()
+        for c in chain {
+            w.beginObject()
+            w.field("subject", c.subject)
+            w.field("not_before_ms", c.notBeforeMs)
+            w.field("not_after_ms", c.notAfterMs)
+            w.field("sha256", c.sha256)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    /// The same, as the bytes of one JSON array.
+    static func json(_ chain: [CertificateSummary]) -> [UInt8] {
+        var w = JSONWriter(capacity: 256 * max(1, chain.count))
+        write(chain, into: &w)
+        return w.bytes
+    }
+}
