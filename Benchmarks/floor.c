@@ -204,20 +204,27 @@ static int decode_purchase(der value, fl_purchase *p) {
     der set;
     if (!der_expect(&value, 0x31, &set)) return 0;
     memset(p, 0, sizeof *p);
-    p->expires_ms = p->cancellation_ms = p->purchase_ms = FL_NONE;
+    p->expires_ms = p->cancellation_ms = p->purchase_ms = p->original_purchase_ms = FL_NONE;
+    p->trial = p->intro = -1;
+    p->record = (fl_str){set.p, (size_t)(set.end - set.p)};
     while (set.p < set.end) {
-        int64_t type;
+        int64_t type, flag;
         der v;
         if (!next_attr(&set, &type, &v)) return 0;
         switch (type) {
-        case 1701: if (!attr_int(v, &p->quantity)) return 0; break;
+        case 1701: if (!attr_int(v, &p->quantity)) return 0; p->has_quantity = 1; break;
         case 1702: if (!attr_string(v, 0x0c, &p->product_id)) return 0; break;
         case 1703: if (!attr_string(v, 0x0c, &p->transaction_id)) return 0; break;
         case 1705: if (!attr_string(v, 0x0c, &p->original_transaction_id)) return 0; break;
         case 1704: if (!attr_date(v, &p->purchase_ms)) return 0; break;
+        case 1706: if (!attr_date(v, &p->original_purchase_ms)) return 0; break;
+        case 1707: if (!attr_int(v, &p->product_type)) return 0; p->has_product_type = 1; break;
         case 1708: if (!attr_date(v, &p->expires_ms)) return 0; break;
         case 1712: if (!attr_date(v, &p->cancellation_ms)) return 0; break;
-        case 1711: if (!attr_int(v, &p->web_order_line_item_id)) return 0; break;
+        case 1711: if (!attr_int(v, &p->web_order_line_item_id)) return 0; p->has_web_order = 1; break;
+        case 1713: if (!attr_int(v, &flag)) return 0; p->trial = flag != 0; break;
+        case 1719: if (!attr_int(v, &flag)) return 0; p->intro = flag != 0; break;
+        case 1721: if (!attr_string(v, 0x0c, &p->promotional_offer_id)) return 0; break;
         default: break;
         }
     }
@@ -337,6 +344,7 @@ void fl_ctx_free(fl_ctx *ctx) {
 }
 
 void fl_receipt_free(fl_receipt *r) {
+    free(r->out);
     free(r->buf);
     free(r->iap);
     free(r->products);
@@ -468,4 +476,101 @@ int fl_verify_receipt(fl_ctx *ctx, const char *b64, size_t len, int64_t now_ms, 
 const char *fl_error_name(int code) {
     static const char *names[] = {"ok", "base64", "structure", "algorithm", "chain", "signature", "payload", "memory"};
     return code >= 0 && code <= FL_E_MEMORY ? names[code] : "?";
+}
+
+/* ---- the in_app document ------------------------------------------------------------------------ */
+
+typedef struct { uint8_t *p; size_t n; } wbuf;   /* room was reserved for the whole document */
+
+#define PUT(w, lit) (memcpy((w)->p + (w)->n, lit, sizeof(lit) - 1), (w)->n += sizeof(lit) - 1)
+
+static void put_int(wbuf *w, int64_t v) {
+    char tmp[24];
+    int i = 24;
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[--i] = (char)('0' + m % 10); m /= 10; } while (m);
+    if (v < 0) tmp[--i] = '-';
+    memcpy(w->p + w->n, tmp + i, (size_t)(24 - i));
+    w->n += (size_t)(24 - i);
+}
+
+static void put_date(wbuf *w, int64_t ms) { if (ms == FL_NONE) PUT(w, "null"); else put_int(w, ms); }
+
+/* A JSON string with the library's escapes; null when absent. */
+static void put_str(wbuf *w, fl_str s, int empty_is_null) {
+    if (!s.p || (empty_is_null && s.n == 0)) { PUT(w, "null"); return; }
+    static const char hex[] = "0123456789abcdef";
+    w->p[w->n++] = '"';
+    for (size_t i = 0; i < s.n; i++) {
+        uint8_t b = s.p[i];
+        if (b >= 0x20 && b != '"' && b != '\\' && b != 0x7f) { w->p[w->n++] = b; continue; }
+        w->p[w->n++] = '\\';
+        switch (b) {
+        case '"': w->p[w->n++] = '"'; break;
+        case '\\': w->p[w->n++] = '\\'; break;
+        case '\n': w->p[w->n++] = 'n'; break;
+        case '\r': w->p[w->n++] = 'r'; break;
+        case '\t': w->p[w->n++] = 't'; break;
+        default: PUT(w, "u00"); w->p[w->n++] = (uint8_t)hex[b >> 4]; w->p[w->n++] = (uint8_t)hex[b & 15];
+        }
+    }
+    w->p[w->n++] = '"';
+}
+
+/* The in-app types the library reads into fields; the others are its unknown attributes. */
+static int read_type(int64_t t) {
+    return (t >= 1701 && t <= 1708) || t == 1711 || t == 1712 || t == 1713 || t == 1719 || t == 1721;
+}
+
+size_t fl_write_in_app(fl_receipt *r) {
+    size_t need = 64;
+    for (size_t i = 0; i < r->n_iap; i++) need += 800 + r->iap[i].record.n * 2;
+    if (need > r->out_cap) {
+        uint8_t *o = realloc(r->out, need);
+        if (!o) return 0;
+        r->out = o;
+        r->out_cap = need;
+    }
+    wbuf w = {r->out, 0};
+    w.p[w.n++] = '[';
+    for (size_t i = 0; i < r->n_iap; i++) {
+        const fl_purchase *p = &r->iap[i];
+        if (i) w.p[w.n++] = ',';
+        PUT(&w, "{\"quantity\":"); put_int(&w, p->has_quantity ? p->quantity : 1);
+        PUT(&w, ",\"product_id\":"); put_str(&w, p->product_id, 1);
+        PUT(&w, ",\"transaction_id\":"); put_str(&w, p->transaction_id, 1);
+        PUT(&w, ",\"original_transaction_id\":"); put_str(&w, p->original_transaction_id, 0);
+        PUT(&w, ",\"purchase_date_ms\":"); put_date(&w, p->purchase_ms);
+        PUT(&w, ",\"original_purchase_date_ms\":"); put_date(&w, p->original_purchase_ms);
+        PUT(&w, ",\"expires_date_ms\":"); put_date(&w, p->expires_ms);
+        PUT(&w, ",\"cancellation_date_ms\":"); put_date(&w, p->cancellation_ms);
+        PUT(&w, ",\"cancellation_reason\":null,\"web_order_line_item_id\":");
+        if (p->has_web_order) { w.p[w.n++] = '"'; put_int(&w, p->web_order_line_item_id); w.p[w.n++] = '"'; } else PUT(&w, "null");
+        PUT(&w, ",\"is_trial_period\":"); if (p->trial == 1) PUT(&w, "true"); else PUT(&w, "false");
+        PUT(&w, ",\"is_in_intro_offer_period\":"); if (p->intro == 1) PUT(&w, "true"); else PUT(&w, "false");
+        PUT(&w, ",\"is_upgraded\":false,\"promotional_offer_id\":"); put_str(&w, p->promotional_offer_id, 0);
+        PUT(&w, ",\"in_app_ownership_type\":null,\"subscription_group_identifier\":null");
+        if (p->has_product_type) { PUT(&w, ",\"product_type\":"); put_int(&w, p->product_type); }
+        /* The attributes the library does not read, as base64, walked again from the record. */
+        der set = {p->record.p, p->record.p + p->record.n};
+        int listed = 0;
+        while (set.p < set.end) {
+            der seq, t, ver, v;
+            int64_t type, version;
+            if (!der_expect(&set, 0x30, &seq) || !der_expect(&seq, 0x02, &t) || !der_small_int(t, &type) ||
+                !der_expect(&seq, 0x02, &ver) || !der_small_int(ver, &version) || !der_expect(&seq, 0x04, &v)) return 0;
+            if (read_type(type)) continue;
+            if (listed) PUT(&w, ",{\"type\":"); else PUT(&w, ",\"unknown_attributes\":[{\"type\":");
+            listed = 1;
+            put_int(&w, type);
+            PUT(&w, ",\"version\":"); put_int(&w, version);
+            PUT(&w, ",\"value_base64\":\"");
+            if (v.end > v.p) w.n += (size_t)EVP_EncodeBlock(w.p + w.n, v.p, (int)(v.end - v.p));
+            PUT(&w, "\"}");
+        }
+        if (listed) w.p[w.n++] = ']';
+        w.p[w.n++] = '}';
+    }
+    w.p[w.n++] = ']';
+    return w.n;
 }

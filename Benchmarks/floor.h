@@ -30,6 +30,13 @@ typedef struct {
     int64_t expires_ms;            /* 1708, FL_NONE when absent or empty */
     int64_t cancellation_ms;       /* 1712, FL_NONE when absent or empty */
     int64_t web_order_line_item_id; /* 1711 */
+    /* What only the result document needs (fl_write_in_app): */
+    int64_t original_purchase_ms;  /* 1706 */
+    int64_t product_type;          /* 1707 */
+    fl_str  promotional_offer_id;  /* 1721 */
+    signed char has_quantity, has_web_order, has_product_type;
+    signed char trial, intro;      /* 1713, 1719: -1 absent */
+    fl_str  record;                /* the record's attributes (the SET's content) */
 } fl_purchase;
 
 /* One product's entitlement: the latest unrevoked expiry (or none) against now. */
@@ -55,6 +62,7 @@ typedef struct {
     fl_product *products; size_t n_products;
     uint32_t *slots; size_t slot_cap;  /* open addressing over products, slot_cap a power of 2 */
     size_t n_active;
+    uint8_t *out; size_t out_cap;  /* fl_write_in_app's document */
 } fl_receipt;
 
 /* The verified-chain cache: certificates field bytes + signer issuer/serial -> the leaf's key. */
@@ -85,5 +93,10 @@ void fl_receipt_free(fl_receipt *r);
 int fl_verify_receipt(fl_ctx *ctx, const char *b64, size_t len, int64_t now_ms, fl_receipt *out);
 
 const char *fl_error_name(int code);
+
+/* The contract's per-purchase output, engineered in C: the receipt's `in_app` array exactly as the
+ * library writes it (every member, the unknown attributes as base64), into r->out. Returns its
+ * length. It bounds from below what any implementation of the result JSON pays per purchase. */
+size_t fl_write_in_app(fl_receipt *r);
 
 #endif

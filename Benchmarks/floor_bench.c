@@ -82,6 +82,27 @@ static int floor_once(sized_case *c) {
     return fl_verify_receipt(c->floor, c->b64, c->b64_len, c->now_ms, &c->fr) == FL_OK;
 }
 
+/* (b') the floor, then the contract's per-purchase output: the `in_app` array as the library
+ * writes it (fl_write_in_app). */
+static int floor_writer_once(sized_case *c) {
+    return fl_verify_receipt(c->floor, c->b64, c->b64_len, c->now_ms, &c->fr) == FL_OK && fl_write_in_app(&c->fr) > 0;
+}
+
+/* The library's `in_app` array, found in its result by bracket depth (outside strings). */
+static int in_app_span(const char *json, const char **start, size_t *len) {
+    const char *p = strstr(json, "\"in_app\":[");
+    if (!p) return 0;
+    p += strlen("\"in_app\":");
+    int depth = 0, in_string = 0;
+    for (const char *q = p; *q; q++) {
+        if (in_string) { if (*q == '\\') q++; else if (*q == '"') in_string = 0; continue; }
+        if (*q == '"') in_string = 1;
+        else if (*q == '[' || *q == '{') depth++;
+        else if ((*q == ']' || *q == '}') && --depth == 0) { *start = p; *len = (size_t)(q - p + 1); return 1; }
+    }
+    return 0;
+}
+
 /* (c) bench.c's reference loop (d2i_PKCS7 + PKCS7_verify with a prebuilt store at the creation
  * date), after the same base64 decode the other two do. */
 static int ref_once(sized_case *c) {
@@ -138,6 +159,17 @@ static int check(sized_case *c, const char *lib_json) {
     qsort(lib_active, nla, sizeof *lib_active, cmp_cstr);
     qsort(fl_active, nfa, sizeof *fl_active, cmp_cstr);
     int ok = str_eq(c->fr.bundle_id, bundle) && lib_n == c->fr.n_iap && (int)lib_n == c->in_app && nla == nfa;
+    /* The floor's writer must produce the library's `in_app` bytes exactly. */
+    const char *span = NULL;
+    size_t span_len = 0, written = fl_write_in_app(&c->fr);
+    if (!in_app_span(lib_json, &span, &span_len) || span_len != written || memcmp(span, c->fr.out, written) != 0) {
+        if (getenv("FLOOR_DEBUG")) {
+            fprintf(stderr, "library: %.*s\nfloor:   %.*s\n", (int)(span_len < 1500 ? span_len : 1500), span ? span : "",
+                    (int)(written < 1500 ? written : 1500), (const char *)c->fr.out);
+        }
+        fprintf(stderr, "%s: the floor's in_app (%zu bytes) differs from the library's (%zu bytes)\n", c->file, written, span_len);
+        ok = 0;
+    }
     for (size_t k = 0; ok && k < nla; k++) ok = strcmp(lib_active[k], fl_active[k]) == 0;
     printf("  check %-60s bundle %s, purchases %zu/%zu, active %zu/%zu: %s\n", c->file, bundle ? bundle : "?",
            lib_n, c->fr.n_iap, nla, nfa, ok ? "match" : "MISMATCH");
@@ -252,14 +284,16 @@ int main(int argc, char **argv) {
     if (!agree) { fprintf(stderr, "the floor and the library disagree\n"); return 1; }
     unsigned long misses = floor.chain_verifications;
 
-    double lib[N][64], flo[N][64], ref[N][64], r_lf[N][64], r_lr[N][64];
+    double lib[N][64], flo[N][64], flw[N][64], ref[N][64], r_lf[N][64], r_lr[N][64], r_lw[N][64];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < N; k++) {
             sized_case *c = &cases[k];
             lib[k][r] = cell(lib_once, c, secs);
             flo[k][r] = cell(floor_once, c, secs);
+            flw[k][r] = cell(floor_writer_once, c, secs);
             ref[k][r] = cell(ref_once, c, secs);
             r_lf[k][r] = lib[k][r] / flo[k][r];
+            r_lw[k][r] = lib[k][r] / flw[k][r];
             r_lr[k][r] = lib[k][r] / ref[k][r];
         }
     }
@@ -280,6 +314,17 @@ int main(int argc, char **argv) {
     double ls = (lm[4] - lm[3]) / dn * 1e6, fs = (fm[4] - fm[3]) / dn * 1e6;
     printf("marginal cost of one purchase (slope %d -> %d purchases): library %.3f us, floor %.3f us, library/floor %.1fx\n",
            cases[3].in_app, cases[4].in_app, ls, fs, ls / fs);
+    /* The floor plus the `in_app` array the contract makes every implementation write. */
+    double wm[N];
+    printf("\nthe floor + the in_app array the result must carry (fl_write_in_app, byte-identical to the library's):\n");
+    printf("%9s %16s %16s %18s %18s\n", "purchases", "floor+writer us", "lib/(floor+w)", "PKCS7/(floor+w)", "PKCS7/library");
+    for (int k = 0; k < N; k++) {
+        wm[k] = median(flw[k], rounds);
+        printf("%9d %16.1f %15.2fx %17.2fx %17.2fx\n", cases[k].in_app, wm[k] * 1e6, median(r_lw[k], rounds),
+               median(ref[k], rounds) / wm[k], median(ref[k], rounds) / lm[k]);
+    }
+    double ws = (wm[4] - wm[3]) / dn * 1e6;
+    printf("marginal cost of one purchase with its in_app member: floor+writer %.3f us, library/(floor+writer) %.1fx\n", ws, ls / ws);
     printf("fixed cost (0 purchases): library %.1f us, floor %.1f us\n", lm[0] * 1e6, fm[0] * 1e6);
 
     for (int k = 0; k < N; k++) {
