@@ -74,7 +74,9 @@ struct ChainKey: Hashable {
 
     func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
     static func == (a: ChainKey, b: ChainKey) -> Bool {
-        a.precomputedHash == b.precomputedHash && a.bytes == b.bytes
+        // Kilobytes of certificates: compared by memcmp, not element by element.
+        guard a.precomputedHash == b.precomputedHash, a.bytes.count == b.bytes.count else { return false }
+        return a.bytes.withUnsafeBytes { x in b.bytes.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 }
 
