@@ -35,14 +35,15 @@ enum DeliveryPlanner {
         }
         var plan = DeliveryPlan()
         // `transactions` arrive de-duplicated and sorted by purchase date, then id.
-        for (i, t) in transactions.enumerated() {
-            let revoked = t.isRevoked(at: nowMs)
-            if !deliveredSet.isEmpty, deliveredSet.contains(t.transactionID) {
-                if revoked { plan.toRevoke.append(item(t)) }
+        // By index: a purchase read in place, not copied (a copy retains every text field).
+        for i in transactions.indices {
+            let revoked = transactions[i].isRevoked(at: nowMs)
+            if !deliveredSet.isEmpty, deliveredSet.contains(transactions[i].transactionID) {
+                if revoked { plan.toRevoke.append(item(transactions[i])) }
                 continue
             }
             guard !revoked, let type = ruleOf[i]?.type, type == .consumable || type == .nonConsumable else { continue }
-            plan.toDeliver.append(item(t))
+            plan.toDeliver.append(item(transactions[i]))
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.
         var used = Set<String>()

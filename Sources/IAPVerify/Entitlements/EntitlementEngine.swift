@@ -510,11 +510,12 @@ public enum EntitlementEngine {
                 if let g = rule.group { groups[g] = true }
             }
         }
-        for (i, t) in txns.enumerated() {
-            let group = catalog != nil ? ruleOf[i]?.group : t.subscriptionGroupIdentifier
+        // By index: a purchase read in place, not copied (a copy retains every text field).
+        for i in txns.indices {
+            let group = catalog != nil ? ruleOf[i]?.group : txns[i].subscriptionGroupIdentifier
             guard let g = group else { continue }
             if groups[g] == nil { groups[g] = true }
-            if t.isTrialPeriod || t.isInIntroOfferPeriod { groups[g] = false }
+            if txns[i].isTrialPeriod || txns[i].isInIntroOfferPeriod { groups[g] = false }
         }
         return groups.keys.sorted().map { ($0, groups[$0] ?? true) }
     }

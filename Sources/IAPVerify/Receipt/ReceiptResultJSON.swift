@@ -82,17 +82,24 @@ extension ReceiptReport {
         w.endObject()
         w.key("in_app")
         w.beginArray()
-        for t in p.inApp {
-            // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
-            // what only a receipt record carries; text copied from the record as it was signed.
-            w.beginObject()
-            var row = ReceiptRecordRow(t)
-            t.record.withUnsafeBufferPointer { text in
-                ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)
-                w.optional("product_type", t.productType)
-                if t.isPlainDER { Self.writeUnknown(inPlainRecord: text, into: &w) } else { Self.writeUnknown(of: t, into: &w) }
+        p.inApp.withUnsafeBufferPointer { purchases in
+            // Read in place (a copy of a purchase retains its record once more).
+            for i in purchases.indices {
+                // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
+                // what only a receipt record carries; text copied from the record as it was signed.
+                w.beginObject()
+                var row = ReceiptRecordRow(purchases[i])
+                purchases[i].record.withUnsafeBufferPointer { text in
+                    ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)
+                    w.optional("product_type", purchases[i].productType)
+                    if purchases[i].isPlainDER {
+                        Self.writeUnknown(inPlainRecord: text, into: &w)
+                    } else {
+                        Self.writeUnknown(of: purchases[i], into: &w)
+                    }
+                }
+                w.endObject()
             }
-            w.endObject()
         }
         w.endArray()
         w.key("unknown_attributes")

@@ -37,7 +37,7 @@ extension Transaction {
         var out: [Transaction] = []
         out.reserveCapacity(purchases.count)
         var recent = RecentTexts()
-        for p in purchases { if let t = Transaction(forEngine: p, reusing: &recent) { out.append(t) } }
+        for i in purchases.indices { if let t = Transaction(forEngine: purchases[i], reusing: &recent) { out.append(t) } }
         return out
     }
 }
