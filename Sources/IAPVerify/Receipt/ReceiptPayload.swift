@@ -313,6 +313,9 @@ enum ReceiptPayloadDecoder {
         let c = try inner(record, start, end, 0x0C, 0x16, 0x13, type: type, "a string")
         let bytes = UnsafeBufferPointer(rebasing: record[c.start..<c.end])
         guard isValidUTF8(bytes) else { throw .malformed("attribute \(type) is not valid UTF-8") }
+        // A view holds 32-bit offsets; a record that large is refused rather than trapped on (the
+        // config's input limit keeps every receipt far below it).
+        guard c.end <= Int(Int32.max) else { throw .malformed("attribute \(type) lies more than 2 GiB into its record") }
         return TextView(start: Int32(c.start), count: Int32(c.end - c.start))
     }
 
