@@ -74,10 +74,21 @@ bool has_duplicate_key(const simdjson::dom::document &doc, uint32_t at) {
     thread_local std::vector<std::string_view> keys;
     keys.clear();
     for (uint32_t i = at + 1; i < end; i = json_tape_after(t, i + 1)) keys.push_back(string_at(doc, i));
-    if (keys.size() <= 16) {
-        for (size_t a = 0; a < keys.size(); a++)
-            for (size_t b = a + 1; b < keys.size(); b++)
-                if (keys[a] == keys[b]) return true;
+    if (keys.size() <= 32) {
+        // A 6-bit signature of each key (its length and end bytes) in a 64-bit mask: keys are
+        // compared only when their signatures meet, so distinct keys cost one test each.
+        uint64_t seen = 0;
+        uint8_t signature[32];
+        for (size_t b = 0; b < keys.size(); b++) {
+            const std::string_view k = keys[b];
+            unsigned mix = k.empty() ? 0 : unsigned(k.size() * 7 + uint8_t(k.front()) * 3 + uint8_t(k.back()));
+            signature[b] = uint8_t(mix & 63);
+            if (seen & (uint64_t(1) << signature[b])) {
+                for (size_t a = 0; a < b; a++)
+                    if (signature[a] == signature[b] && keys[a] == k) return true;
+            }
+            seen |= uint64_t(1) << signature[b];
+        }
         return false;
     }
     std::sort(keys.begin(), keys.end());

@@ -30,6 +30,14 @@ struct TransactionRecord {
         return r.t
     }
 
+    /// Checks one transaction as `read` does (the same errors), keeping nothing: a record that a
+    /// later one with the same id replaces.
+    static func check(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
+                      index: Int? = nil) throws(FieldProblem) {
+        var r = TransactionRecord()
+        try fields.read(v, into: &r, casing, flavour, path: path, index: index, checkOnly: true)
+    }
+
     private typealias F = RecordField<TransactionRecord>
 
     static let fields = RecordTable<TransactionRecord>(always: [

@@ -194,8 +194,10 @@ struct RecordTable<Model>: Sendable {
     /// Reads one record from a JSON object into `model` (which starts as the model's empty record).
     /// A required field that is absent, or any field present with the wrong type, is an error
     /// naming it; absent fields leave the model's default.
+    /// With `checkOnly`, every field is checked exactly as a read checks it (the same errors, in the
+    /// same order) but no text is copied out: for a record whose value a later one replaces.
     func read(_ object: JSONValue, into model: inout Model, _ casing: FieldCasing, _ flavour: FieldFlavour,
-              path: String, index: Int? = nil) throws(FieldProblem) {
+              path: String, index: Int? = nil, checkOnly: Bool = false) throws(FieldProblem) {
         let decoder = try FieldDecoder(object, path: path, index: index, flavour)
         var found = Slots(repeating: 0)
         let names = casing == .snake ? snakeNames : camelNames
@@ -210,15 +212,15 @@ struct RecordTable<Model>: Sendable {
             guard specs[i].name(casing) != nil, let v = value(i) else {
                 throw FieldProblem(message: "\(decoder.path).\(specs[i].name(casing) ?? specs[i].snake) is missing")
             }
-            try set(i, v, text: nil, casing, decoder, &model)
+            try set(i, v, text: nil, casing, decoder, checkOnly, &model)
         }
         var hasNested = false
         for i in specs.indices where specs[i].required == 0 {
             if specs[i].nested { hasNested = true; continue }
             if let v = value(i) {
-                try set(i, v, text: nil, casing, decoder, &model)
+                try set(i, v, text: nil, casing, decoder, checkOnly, &model)
             } else if casing == .snake, textSlot[i] >= 0, let text = value(textSlot[i]) {
-                try set(i, nil, text: text, casing, decoder, &model)
+                try set(i, nil, text: text, casing, decoder, checkOnly, &model)
             }
         }
         if hasNested, let inner = value(nestedSlot) {
@@ -232,7 +234,7 @@ struct RecordTable<Model>: Sendable {
             for i in specs.indices where specs[i].nested {
                 let at = innerFound[i]
                 guard at != 0, let v = FieldDecoder.present(JSONValue(view: inner.view, at: at)) else { continue }
-                try set(i, v, text: nil, casing, innerDecoder, &model)
+                try set(i, v, text: nil, casing, innerDecoder, checkOnly, &model)
             }
         }
         derive(&model, casing)
@@ -240,12 +242,16 @@ struct RecordTable<Model>: Sendable {
 
     /// Reads field `i`, present (or, for a snake_case date, its text member), into the model.
     private func set(_ i: Int, _ v: JSONValue?, text: JSONValue?, _ casing: FieldCasing,
-                     _ d: FieldDecoder, _ model: inout Model) throws(FieldProblem) {
+                     _ d: FieldDecoder, _ checkOnly: Bool, _ model: inout Model) throws(FieldProblem) {
         let spec = specs[i]
         let key = spec.name(casing) ?? spec.snake
         switch spec.storage {
         case .string, .optionalString:
             let s: String
+            if checkOnly, d.flavour == .tolerant {
+                try d.checkString(v!, key)   // what `d.string` would refuse, without making the String
+                return
+            }
             if case .code = spec.kind, d.flavour == .strict {
                 s = String(try d.int(v!, key))   // Apple signs a number
             } else {

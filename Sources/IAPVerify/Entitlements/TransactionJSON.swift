@@ -8,6 +8,11 @@ enum TransactionJSON {
         try TransactionRecord.read(v, .snake, .tolerant, path: path, index: index)
     }
 
+    /// Fails where `transaction` fails, building nothing.
+    static func checkTransaction(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) {
+        try TransactionRecord.check(v, .snake, .tolerant, path: path, index: index)
+    }
+
     static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> RenewalInfo {
         try RenewalInfo.read(v, .snake, .tolerant, path: path, index: index)
     }

@@ -17,11 +17,24 @@ extension JSONValue {
         switch kind {
         case .string: return string
         case .integer: return integer.map { String($0) }
-        case .real:
-            guard let r = real, r.isFinite, r == r.rounded(), abs(r) < 9.0e15 else { return nil }
-            return String(Int64(r))
+        case .real: return wholeReal.map { String(Int64($0)) }
         default: return nil
         }
+    }
+
+    /// True when `tolerantString()` reads this value (no String made).
+    var isTolerantString: Bool {
+        switch kind {
+        case .string, .integer: return true
+        case .real: return wholeReal != nil
+        default: return false
+        }
+    }
+
+    /// A real that is a whole number small enough to be an id.
+    private var wholeReal: Double? {
+        guard let r = real, r.isFinite, r == r.rounded(), abs(r) < 9.0e15 else { return nil }
+        return r
     }
 
     /// An integer from a number or a decimal string ("1437663784000").
@@ -176,8 +189,17 @@ struct FieldDecoder {
 
     func string(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> String {
         let s = flavour == .strict ? (v.kind == .string ? v.string : nil) : v.tolerantString()
-        guard let s else { throw FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)") }
+        guard let s else { throw notString(v, key) }
         return s
+    }
+
+    /// Fails where `string` fails, in the tolerant flavour, without making the String.
+    func checkString(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) {
+        guard v.isTolerantString else { throw notString(v, key) }
+    }
+
+    private func notString(_ v: JSONValue, _ key: StaticString) -> FieldProblem {
+        FieldProblem(message: "\(path).\(key) must be a string, got \(v.typeName)")
     }
 
     func int(_ v: JSONValue, _ key: StaticString) throws(FieldProblem) -> Int64 {

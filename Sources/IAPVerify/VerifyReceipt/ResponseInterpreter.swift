@@ -164,29 +164,16 @@ struct ResponseChecker: Checker {
             report.receipt = receipt
 
             // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
-            var slot: [String: Int] = [:]
-            var union: [Transaction] = []
-            func add(_ list: [Transaction]) {
-                slot.reserveCapacity(slot.count + list.count)
-                union.reserveCapacity(union.count + list.count)
-                for t in list {
-                    if let i = slot[t.transactionID] {
-                        union[i] = t
-                    } else {
-                        slot[t.transactionID] = union.count
-                        union.append(t)
-                    }
-                }
-            }
             if ios6 {
-                add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
-                add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
-                add(try TransactionJSON.transactions(root["latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
+                var union = TransactionUnion.ByID()
+                union.add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
+                union.add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
+                union.add(try TransactionJSON.transactions(root["latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
+                report.transactions = union.transactions
             } else {
-                add(try TransactionJSON.transactions(receiptValue["in_app"], path: "receipt.in_app"))
-                add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
+                report.transactions = try TransactionUnion.of([(receiptValue["in_app"], "receipt.in_app"),
+                                                               (root["latest_receipt_info"], "latest_receipt_info")])
             }
-            report.transactions = union
             report.renewals = try TransactionJSON.renewalInfos(root["pending_renewal_info"], path: "pending_renewal_info")
             if ios6, let chain = report.transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.

@@ -277,3 +277,88 @@ final class DecimalTextTests: XCTestCase {
         }
     }
 }
+
+/// The union of in_app and latest_receipt_info reads only the record each id ends with and checks
+/// the rest: it must give what reading every record and keeping the last one per id gives, the
+/// same first error included, whatever the lists hold.
+final class TransactionUnionTests: XCTestCase {
+    /// The plain rule, written out: read every record in order, key by the decoded id.
+    private func everyRecordRead(_ lists: [(value: JSONValue?, path: String)]) -> Result<[Transaction], FieldProblem> {
+        do throws(FieldProblem) {
+            var slot: [String: Int] = [:]
+            var out: [Transaction] = []
+            for list in lists {
+                for t in try TransactionJSON.transactions(list.value, path: list.path) {
+                    if let i = slot[t.transactionID] { out[i] = t } else { slot[t.transactionID] = out.count; out.append(t) }
+                }
+            }
+            return .success(out)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func check(_ inApp: Any?, _ latest: Any?, _ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        var body: [String: Any] = [:]
+        if let inApp { body["in_app"] = inApp }
+        if let latest { body["latest"] = latest }
+        let bytes = [UInt8](try JSONSerialization.data(withJSONObject: body))
+        let doc = try bytes.withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
+        let lists: [(value: JSONValue?, path: String)] = [(doc.root["in_app"], "receipt.in_app"), (doc.root["latest"], "latest_receipt_info")]
+        let expected = everyRecordRead(lists)
+        let got: Result<[Transaction], FieldProblem>
+        do throws(FieldProblem) { got = .success(try TransactionUnion.of(lists)) } catch { got = .failure(error) }
+        switch (expected, got) {
+        case (.success(let a), .success(let b)): XCTAssertEqual(a, b, label, file: file, line: line)
+        case (.failure(let a), .failure(let b)): XCTAssertEqual(a.message, b.message, label, file: file, line: line)
+        default: XCTFail("\(label): expected \(expected), got \(got)", file: file, line: line)
+        }
+    }
+
+    private func record(_ id: Any, _ product: String = "p", expires: Any = "5000", extra: [String: Any] = [:]) -> [String: Any] {
+        var r: [String: Any] = ["transaction_id": id, "original_transaction_id": "1", "product_id": product,
+                                "purchase_date_ms": "1000", "expires_date_ms": expires, "quantity": "1"]
+        for (k, v) in extra { r[k] = v }
+        return r
+    }
+
+    func testHandPickedShapes() throws {
+        let a = record("1"), b = record("2", expires: "9000"), b2 = record("2", expires: "12000")
+        try check([a, b], [b2], "latest replaces in_app")
+        try check([a, b, b2], nil, "a repeat inside in_app")
+        try check(nil, [b2, a, b], "a repeat inside latest, first position kept")
+        try check([a, record("2", expires: "soon")], [b2], "a replaced record that is broken still fails")
+        try check([a, record("2", extra: ["quantity": [1]])], [b2], "a replaced record with a wrong type")
+        try check([a, b], [record("2", expires: "soon")], "the winning record is broken")
+        try check([a, ["product_id": "p"]], [b2], "an id missing")
+        try check([a, record("")], [b2], "an empty id")
+        try check([a, record(2)], [b2], "a number and the same id as text")
+        try check([record("e\u{301}")], [record("\u{e9}", expires: "7000")], "canonically equal ids")
+        try check([a, "x"], [b2], "a record that is not an object")
+        try check(a, [b2], "in_app as one object")
+        try check([a], "x", "latest not an array")
+        try check([], [], "both empty")
+        try check(NSNull(), [b2], "null in_app")
+    }
+
+    func testGeneratedLists() throws {
+        var seed: UInt64 = 0x2545F4914F6CDD1D
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        let breakers: [[String: Any]] = [["expires_date_ms": "x"], ["is_upgraded": "maybe"], ["product_id": 1.5], ["quantity": true],
+                                         ["cancellation_reason": [String]()], ["purchase_date": "yesterday", "purchase_date_ms": NSNull()]]
+        for round in 0..<300 {
+            func list() -> [Any] {
+                (0..<next(6)).map { _ in
+                    var extra: [String: Any] = [:]
+                    if next(12) == 0 { extra = breakers[next(breakers.count)] }
+                    let id: Any = next(15) == 0 ? next(4) : "\(1000 + next(5))"
+                    return record(id, "p\(next(3))", expires: "\(next(9000))", extra: extra)
+                }
+            }
+            try check(list(), list(), "round \(round)")
+        }
+    }
+}
