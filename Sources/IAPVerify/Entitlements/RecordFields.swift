@@ -135,6 +135,8 @@ struct RecordTable<Model>: Sendable {
     private let nestedSnakeNames: FieldNameIndex
     private let nestedCamelNames: FieldNameIndex
     private let requiredOrder: [Int]
+    /// The rows written always come first: `specs[..<alwaysCount]`.
+    private let alwaysCount: Int
     /// The slot of each date's snake_case text member (-1: none).
     private let textSlot: [Int]
     /// Where a reader notes the nested object (after the fields and the date text members).
@@ -155,6 +157,7 @@ struct RecordTable<Model>: Sendable {
             + nested.fields.map { var f = $0; f.spec.output = .whenPresent; f.spec.nested = true; return f }
         let specs = fields.map(\.spec)
         self.specs = specs
+        alwaysCount = always.count
         self.nested = (nested.snake, nested.camel)
         self.derive = derive
         var next = specs.count
@@ -291,6 +294,17 @@ struct RecordTable<Model>: Sendable {
     func write(_ model: inout Model, into w: inout JSONWriter) {
         w.beginObject()
         writeMembers(&model, into: &w)
+        w.endObject()
+    }
+
+    /// Writes the record's rows written always, and nothing else: for a model whose other rows
+    /// are all empty (a transaction without StoreKit 2 fields), which would write nothing.
+    func writeAlways(_ model: inout Model, into w: inout JSONWriter) {
+        w.beginObject()
+        withUnsafeMutableBytes(of: &model) { raw in
+            let base = UnsafeRawPointer(raw.baseAddress!)
+            for i in 0..<alwaysCount { Self.write(specs[i], base, .init(start: nil, count: 0), into: &w) }
+        }
         w.endObject()
     }
 

@@ -40,7 +40,12 @@ enum TransactionJSON {
 enum TransactionWriter {
     static func write(_ t: Transaction, into w: inout JSONWriter) {
         var record = TransactionRecord(t)
-        TransactionRecord.fields.write(&record, into: &w)
+        if t.hasCommerce {
+            TransactionRecord.fields.write(&record, into: &w)
+        } else {
+            // Receipts and /verifyReceipt: every StoreKit 2 row is empty and would write nothing.
+            TransactionRecord.fields.writeAlways(&record, into: &w)
+        }
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
