@@ -1,6 +1,7 @@
 // One binary, eight targets, chosen by IAPV_FUZZ_TARGET: receipt, response, entitlements,
 // config, options, jws, and the App Store Server API's api and apicall (APIHarness.swift). Any trap is a finding; so is the receipt target's differential oracle:
-// whatever the cached path calls valid, OpenSSL's PKCS7_verify path must call valid too.
+// whatever the cached path calls valid, OpenSSL's PKCS7_verify path must call valid too; and the
+// response target's: the transaction union must equal reading every record.
 import Glibc
 @_spi(Testing) import IAPVerify
 
@@ -81,6 +82,8 @@ enum Harness {
             }
             _ = fast?.resultJSON()
         case .response:
+            // The union reads only the record each id ends with: it must agree with reading them all.
+            if !TransactionUnionOracle.agrees(input) { fatalError("the transaction union disagrees with reading every record") }
             _ = (try? verifier.interpretResponse(input, options: responseOptions, nowMs: now))?.resultJSON()
         case .entitlements:
             _ = (try? verifier.computeEntitlements(input, options: hostState, nowMs: now))?.resultJSON()

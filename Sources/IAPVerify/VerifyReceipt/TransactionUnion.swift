@@ -108,3 +108,30 @@ enum TransactionUnion {
         }
     }
 }
+
+/// The fuzz harness's oracle for the union: on any body, the union must equal reading every
+/// record of both lists and keeping the last one per decoded id, the first error included.
+@_spi(Testing) public enum TransactionUnionOracle {
+    /// False when the two disagree; true when they agree or the body has no object at its top.
+    public static func agrees(_ body: UnsafeRawBufferPointer) -> Bool {
+        guard let doc = try? JSONDocument(bytes: body, what: "the body", status: .invalidArgument),
+              doc.root.kind == .object else { return true }
+        let lists: [(value: JSONValue?, path: String)] = [(doc.root["receipt"]?["in_app"], "receipt.in_app"),
+                                                         (doc.root["latest_receipt_info"], "latest_receipt_info")]
+        let fast: Result<[Transaction], FieldProblem>
+        do throws(FieldProblem) { fast = .success(try TransactionUnion.of(lists)) } catch { fast = .failure(error) }
+        let plain: Result<[Transaction], FieldProblem>
+        do throws(FieldProblem) {
+            var union = TransactionUnion.ByID()
+            for list in lists { union.add(try TransactionJSON.transactions(list.value, path: list.path)) }
+            plain = .success(union.transactions)
+        } catch {
+            plain = .failure(error)
+        }
+        switch (fast, plain) {
+        case (.success(let a), .success(let b)): return a == b
+        case (.failure(let a), .failure(let b)): return a.message == b.message
+        default: return false
+        }
+    }
+}
