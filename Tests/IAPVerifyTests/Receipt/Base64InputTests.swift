@@ -31,9 +31,15 @@ final class Base64InputTests: XCTestCase {
                 broken[next() % broken.count] = [UInt8(ascii: "="), UInt8(ascii: "*"), 0x80, UInt8(ascii: " ")][next() % 4]
                 inputs.append(broken)
             }
-            inputs.append((0..<(length * 4)).map { _ in alphabet[next() % alphabet.count] })
+            let random = (0..<(length * 4)).map { _ in alphabet[next() % alphabet.count] }
+            inputs.append(random)
+            // Padding after characters whose unused bits are not zero ("QR==", "QUJ="): ignored.
+            if length > 0 {
+                inputs.append(random.dropLast(1) + Array("=".utf8))
+                inputs.append(random.dropLast(2) + Array("==".utf8))
+            }
         }
-        inputs += ["====", "A===", "AA==", "AAA=", "AB=C", "AAAA====", "", "A"].map { Array($0.utf8) }
+        inputs += ["====", "A===", "AA==", "AAA=", "AB=C", "AAAA====", "", "A", "QR==", "QUJ=", "//==", "++8=", "AA=A", "=AAA"].map { Array($0.utf8) }
         var plainTaken = 0
         for text in inputs {
             let r = both(text)
