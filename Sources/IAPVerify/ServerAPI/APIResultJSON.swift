@@ -6,7 +6,9 @@ extension APIResponseReport {
 
     /// The same document, in one block the C boundary takes without a copy.
     package func resultText() -> JSONText {
-        var w = JSONWriter(capacity: 1024 + transactions.count * 700 + (appTransactionJSON?.count ?? 0) + (unsignedJSON?.count ?? 0))
+        // Sized not to regrow (a regrown buffer is a second, fresh block): signed transactions carry
+        // their commerce fields, about 1 KB each with their purchase entry.
+        var w = JSONWriter(capacity: 2048 + transactions.count * 1536 + (appTransactionJSON?.count ?? 0) + (unsignedJSON?.count ?? 0))
         w.beginObject()
         w.field("verdict", verdict.rawValue)
         w.field("reason", judgement.reason)

@@ -5,7 +5,9 @@ extension ResponseReport {
 
     /// The same document, in one block the C boundary takes without a copy.
     package func resultText() -> JSONText {
-        var w = JSONWriter(capacity: 1024 + transactions.count * 700)
+        // Sized not to regrow: a transaction writes about 520 bytes in `in_app` and 200 more as a
+        // purchase, more when it is delivered (a regrown buffer is a second, fresh block).
+        var w = JSONWriter(capacity: 2048 + transactions.count * 1024 + renewals.count * 512)
         w.beginObject()
         w.field("verdict", verdict.rawValue)
         w.field("reason", judgement.reason)
