@@ -26,9 +26,22 @@ struct TransactionRecord {
                      index: Int? = nil) throws(FieldProblem) -> Transaction {
         var r = TransactionRecord()
         try fields.read(v, into: &r, casing, flavour, path: path, index: index)
-        r.t.commerce = r.c
-        return r.t
+        // Moved out, not copied (a copy retains every text field once more, then releases it).
+        var t = Transaction(transactionID: "", productID: "")
+        swap(&t, &r.t)
+        t.commerce = r.c
+        return t
     }
+
+    /// Writes the rows written always straight from a transaction in place: those rows are all
+    /// of `t`, which is the record's first member, so their offsets are the transaction's own.
+    /// For a transaction without commerce fields (its other rows would write nothing).
+    static func writeAlways(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
+        precondition(tFirst)
+        fields.writeAlways(at: UnsafeRawPointer(t), into: &w)
+    }
+
+    private static let tFirst = MemoryLayout<TransactionRecord>.offset(of: \TransactionRecord.t) == 0
 
     /// Checks one transaction as `read` does (the same errors), keeping nothing: a record that a
     /// later one with the same id replaces.

@@ -39,12 +39,17 @@ enum TransactionJSON {
 /// Normalised transactions and renewal infos, in the field names of §5.2 and Apple's.
 enum TransactionWriter {
     static func write(_ t: Transaction, into w: inout JSONWriter) {
-        var record = TransactionRecord(t)
-        if t.hasCommerce {
+        withUnsafePointer(to: t) { write($0, into: &w) }
+    }
+
+    /// Reads the transaction in place: no copy of it is made.
+    static func write(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
+        if t.pointee.hasCommerce {
+            var record = TransactionRecord(t.pointee)
             TransactionRecord.fields.write(&record, into: &w)
         } else {
             // Receipts and /verifyReceipt: every StoreKit 2 row is empty and would write nothing.
-            TransactionRecord.fields.writeAlways(&record, into: &w)
+            TransactionRecord.writeAlways(t, into: &w)
         }
     }
 
@@ -58,7 +63,9 @@ enum TransactionWriter {
                       _ renewals: [RenewalInfo], into w: inout JSONWriter) {
         w.key(transactionsKey)
         w.beginArray()
-        for t in transactions { write(t, into: &w) }
+        transactions.withUnsafeBufferPointer { list in
+            for i in list.indices { write(list.baseAddress! + i, into: &w) }
+        }
         w.endArray()
         w.key(renewalsKey)
         w.beginArray()
