@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -97,7 +98,9 @@ bool has_duplicate_key(const simdjson::dom::document &doc, uint32_t at) {
 
 // What simdjson accepts but the project's JSON rules refuse (the same rules as Jansson's strict
 // mode, which reads the config): one linear pass over the tape.
-const char *strictness_problem(const simdjson::dom::document &doc) {
+// `may_hold_nul`: false when the input has no backslash. simdjson refuses raw control characters
+// in strings, so a NUL can only come from an escape; a body without escapes needs no NUL search.
+const char *strictness_problem(const simdjson::dom::document &doc, bool may_hold_nul) {
     const uint64_t *w = doc.tape.get();
     unsigned root = unsigned(w[1] >> 56);
     if (root != '{' && root != '[') return "the top level must be an object or an array";
@@ -105,8 +108,10 @@ const char *strictness_problem(const simdjson::dom::document &doc) {
     for (uint32_t i = 1; i < last;) {
         switch (unsigned(w[i] >> 56)) {
         case '"': {
-            std::string_view s = string_at(doc, i);
-            if (memchr(s.data(), 0, s.size()) != nullptr) return "a string holds a NUL character (\\u0000)";
+            if (may_hold_nul) {
+                std::string_view s = string_at(doc, i);
+                if (memchr(s.data(), 0, s.size()) != nullptr) return "a string holds a NUL character (\\u0000)";
+            }
             i += 1;
             break;
         }
@@ -148,7 +153,8 @@ extern "C" json_tape *json_tape_parse(const void *bytes, size_t length, const ch
         give_back(p);
         return nullptr;
     }
-    if (const char *problem = strictness_problem(p->doc)) {
+    const bool may_hold_nul = memchr(bytes, '\\', length) != nullptr;
+    if (const char *problem = strictness_problem(p->doc, may_hold_nul)) {
         *error = problem;
         give_back(p);
         return nullptr;

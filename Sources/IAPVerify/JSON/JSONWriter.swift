@@ -244,8 +244,12 @@ struct JSONWriter {
     mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 
     private mutating func appendQuoted(_ s: String) {
-        var s = s
-        s.withUTF8 { appendQuoted($0) }
+        // Native strings are contiguous: read in place (a mutable copy for withUTF8 cost a retain).
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { appendQuoted($0) }
+        if done == nil {
+            var s = s
+            s.withUTF8 { appendQuoted($0) }
+        }
     }
 
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {

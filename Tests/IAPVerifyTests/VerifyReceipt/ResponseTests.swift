@@ -362,3 +362,34 @@ final class TransactionUnionTests: XCTestCase {
         }
     }
 }
+
+/// The strict body parser's own rules (what simdjson leaves to its caller): a key twice in one
+/// object, and a NUL character, escaped or raw, are refused wherever they are.
+final class StrictBodyTests: XCTestCase {
+    private func parses(_ text: String) -> Bool {
+        Array(text.utf8).withUnsafeBytes { (try? JSONDocument(bytes: $0, what: "test", status: .invalidArgument)) != nil }
+    }
+
+    func testADuplicateKeyIsFoundInObjectsOfEverySize() {
+        // Keys of one length with the same first and last character share the cheap signature the
+        // check starts with, so the full comparison is exercised too.
+        for count in 1...40 {
+            let keys = (0..<count).map { "k\(String(format: "%02d", $0))z" }
+            let distinct = "{" + keys.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            XCTAssertTrue(parses(distinct), "\(count) distinct keys")
+            for at in [0, count / 2, count - 1] where count > 1 {
+                let repeated = "{" + (keys + [keys[at]]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+                XCTAssertFalse(parses(repeated), "\(count) keys, key \(at) repeated at the end")
+                XCTAssertFalse(parses("{\"outer\":[" + repeated + "]}"), "nested, \(count) keys")
+            }
+        }
+    }
+
+    func testANulIsRefusedEscapedOrRaw() {
+        XCTAssertTrue(parses(#"{"a":"b\/c","d":"\u0001"}"#))
+        XCTAssertFalse(parses(#"{"a":"b\u0000c"}"#))
+        XCTAssertFalse(parses(#"{"a\u0000":"b"}"#))
+        XCTAssertFalse(parses("{\"a\":\"b\u{0}c\"}"))
+        XCTAssertTrue(parses(#"{"a":"\\u0000"}"#))   // an escaped backslash, then the text u0000
+    }
+}
