@@ -1,7 +1,8 @@
 // One binary, eight targets, chosen by IAPV_FUZZ_TARGET: receipt, response, entitlements,
 // config, options, jws, and the App Store Server API's api and apicall (APIHarness.swift). Any trap is a finding; so is the receipt target's differential oracle:
 // whatever the cached path calls valid, OpenSSL's PKCS7_verify path must call valid too; and the
-// response target's: the transaction union must equal reading every record.
+// response target's: the transaction union must equal reading every record; and on every receipt
+// input, the in-place base64 decoder must agree with OpenSSL's.
 import Glibc
 @_spi(Testing) import IAPVerify
 
@@ -71,6 +72,8 @@ enum Harness {
     static func run(_ input: UnsafeRawBufferPointer) {
         switch target {
         case .receipt:
+            // Receipts arrive as base64 too: the table decoder must agree with OpenSSL's.
+            if !Base64Oracle.agrees(input) { fatalError("the in-place base64 decoder disagrees with OpenSSL's") }
             // The fast path is a strict profile: it may refuse what PKCS7_verify
             // accepts, never the reverse. So only a fast `valid` is checked against the reference.
             let fast = try? verifier.verifyReceipt(input, nowMs: now)

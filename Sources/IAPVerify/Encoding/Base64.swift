@@ -144,3 +144,12 @@ extension Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+/// The fuzz harness's oracle for the in-place decoder: whatever it takes, OpenSSL's block codec
+/// (the permissive pass) must decode to the same bytes.
+@_spi(Testing) public enum Base64Oracle {
+    public static func agrees(_ input: UnsafeRawBufferPointer) -> Bool {
+        guard let plain = Base64.decodePlain(input) else { return true }
+        return plain == Base64.decodePermissive(input)
+    }
+}
