@@ -33,15 +33,19 @@ struct TransactionRecord {
         return t
     }
 
-    /// Writes the rows written always straight from a transaction in place: those rows are all
-    /// of `t`, which is the record's first member, so their offsets are the transaction's own.
-    /// For a transaction without commerce fields (its other rows would write nothing).
-    static func writeAlways(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
-        precondition(tFirst)
-        fields.writeAlways(at: UnsafeRawPointer(t), into: &w)
+    /// Writes a transaction without commerce fields (its other rows would write nothing) straight
+    /// from where it is: the rows written always are all of `t`, the record's first member, so
+    /// their offsets are the transaction's own. Anything else is written through a record copy.
+    static func write(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
+        if !t.pointee.hasCommerce, transactionIsFirst {
+            fields.writeAlways(at: UnsafeRawPointer(t), into: &w)
+        } else {
+            var record = TransactionRecord(t.pointee)
+            fields.write(&record, into: &w)
+        }
     }
 
-    private static let tFirst = MemoryLayout<TransactionRecord>.offset(of: \TransactionRecord.t) == 0
+    private static let transactionIsFirst = MemoryLayout<TransactionRecord>.offset(of: \TransactionRecord.t) == 0
 
     /// Checks one transaction as `read` does (the same errors), keeping nothing: a record that a
     /// later one with the same id replaces.

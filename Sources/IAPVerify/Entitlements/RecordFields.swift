@@ -297,13 +297,9 @@ struct RecordTable<Model>: Sendable {
         w.endObject()
     }
 
-    /// Writes the record's rows written always, and nothing else: for a model whose other rows
-    /// are all empty (a transaction without StoreKit 2 fields), which would write nothing.
-    func writeAlways(_ model: inout Model, into w: inout JSONWriter) {
-        withUnsafeMutableBytes(of: &model) { raw in writeAlways(at: UnsafeRawPointer(raw.baseAddress!), into: &w) }
-    }
-
-    /// The same from the model's bytes at `base` (which the rows written always must lie in).
+    /// Writes the record's rows written always, and nothing else, from the model's bytes at `base`
+    /// (which those rows must lie in): for a model whose other rows are all empty (a transaction
+    /// without StoreKit 2 fields), which would write nothing.
     func writeAlways(at base: UnsafeRawPointer, into w: inout JSONWriter) {
         w.beginObject()
         for i in 0..<alwaysCount { Self.write(specs[i], base, .init(start: nil, count: 0), into: &w) }

@@ -42,15 +42,10 @@ enum TransactionWriter {
         withUnsafePointer(to: t) { write($0, into: &w) }
     }
 
-    /// Reads the transaction in place: no copy of it is made.
+    /// Reads the transaction in place: receipts' and /verifyReceipt's (no StoreKit 2 fields) are
+    /// not copied.
     static func write(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
-        if t.pointee.hasCommerce {
-            var record = TransactionRecord(t.pointee)
-            TransactionRecord.fields.write(&record, into: &w)
-        } else {
-            // Receipts and /verifyReceipt: every StoreKit 2 row is empty and would write nothing.
-            TransactionRecord.writeAlways(t, into: &w)
-        }
+        TransactionRecord.write(t, into: &w)
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
