@@ -39,13 +39,7 @@ enum TransactionJSON {
 /// Normalised transactions and renewal infos, in the field names of §5.2 and Apple's.
 enum TransactionWriter {
     static func write(_ t: Transaction, into w: inout JSONWriter) {
-        withUnsafePointer(to: t) { write($0, into: &w) }
-    }
-
-    /// Reads the transaction in place: receipts' and /verifyReceipt's (no StoreKit 2 fields) are
-    /// not copied.
-    static func write(_ t: UnsafePointer<Transaction>, into w: inout JSONWriter) {
-        TransactionRecord.write(t, into: &w)
+        withUnsafePointer(to: t) { TransactionRecord.write($0, into: &w) }
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
@@ -59,7 +53,8 @@ enum TransactionWriter {
         w.key(transactionsKey)
         w.beginArray()
         transactions.withUnsafeBufferPointer { list in
-            for i in list.indices { write(list.baseAddress! + i, into: &w) }
+            // Read in place: a transaction without StoreKit 2 fields is not copied.
+            for i in list.indices { TransactionRecord.write(list.baseAddress! + i, into: &w) }
         }
         w.endArray()
         w.key(renewalsKey)

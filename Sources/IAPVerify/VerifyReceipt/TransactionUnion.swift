@@ -10,6 +10,11 @@ enum TransactionUnion {
     /// Fails with the first problem in that order, as reading every record in turn would.
     static func of(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
         if let plan = Plan(lists) { return try plan.read(lists) }
+        return try readingEvery(lists)
+    }
+
+    /// The same by the plain rule: every record read in turn, keyed by its decoded id.
+    static func readingEvery(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
         var union = ByID()
         for list in lists { union.add(try TransactionJSON.transactions(list.value, path: list.path)) }
         return union.transactions
@@ -121,13 +126,7 @@ enum TransactionUnion {
         let fast: Result<[Transaction], FieldProblem>
         do throws(FieldProblem) { fast = .success(try TransactionUnion.of(lists)) } catch { fast = .failure(error) }
         let plain: Result<[Transaction], FieldProblem>
-        do throws(FieldProblem) {
-            var union = TransactionUnion.ByID()
-            for list in lists { union.add(try TransactionJSON.transactions(list.value, path: list.path)) }
-            plain = .success(union.transactions)
-        } catch {
-            plain = .failure(error)
-        }
+        do throws(FieldProblem) { plain = .success(try TransactionUnion.readingEvery(lists)) } catch { plain = .failure(error) }
         switch (fast, plain) {
         case (.success(let a), .success(let b)): return a == b
         case (.failure(let a), .failure(let b)): return a.message == b.message
