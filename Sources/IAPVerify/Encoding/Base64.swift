@@ -51,64 +51,74 @@ enum Base64 {
     }
 
     /// Each byte's 6-bit value in standard base64; 0xFF for anything else, `=` included.
-    private static let plainValue: [UInt8] = (0..<256).map { b -> UInt8 in
-        switch UInt8(b) {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt8(b) - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt8(b) - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(b) - UInt8(ascii: "0") + 52
+    private static func sextet(_ b: UInt8) -> UInt8 {
+        switch b {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return b - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return b - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0") + 52
         case UInt8(ascii: "+"): return 62
         case UInt8(ascii: "/"): return 63
         default: return 0xFF
         }
     }
 
+    /// Four tables of 256, one per position in a quad: a character's bits already placed where
+    /// they land in the quad's three bytes, read as a little-endian word (byte 0 = first output
+    /// byte). A quad decodes to the OR of its four entries; a character outside the alphabet
+    /// sets bit 24, which no valid entry uses.
+    private static let quadTables: [UInt32] = (0..<4).flatMap { position in
+        (0..<256).map { b -> UInt32 in
+            let v = UInt32(sextet(UInt8(b)))
+            guard v != 0xFF else { return 1 << 24 }
+            switch position {
+            case 0: return v << 2                                  // byte 0, high 6 bits
+            case 1: return (v >> 4) | (v & 0x0F) << 12            // byte 0 low 2, byte 1 high 4
+            case 2: return (v >> 2) << 8 | (v & 0x03) << 22       // byte 1 low 4, byte 2 high 2
+            default: return v << 16                                // byte 2, low 6 bits
+            }
+        }
+    }
+
     /// The common case, decoded in place: standard base64 in one line, its length a multiple of 4,
     /// with at most two `=` at the end. Exactly what `decode` would make of it (the permissive pass
     /// would change nothing; like it, the bits a final character has beyond the data are ignored);
-    /// nil sends anything else to that pass. Receipts are tens of kilobytes: one table lookup a
-    /// character, four characters to three bytes, and any character outside the alphabet (its
-    /// value has the top bit set) noticed once at the end.
+    /// nil sends anything else to that pass. Receipts are tens of kilobytes: four table lookups
+    /// and one 4-byte store a quad (the spare byte is overwritten by the next quad; the buffer has
+    /// one byte of room past the data), and any character outside the alphabet noticed once at
+    /// the end.
     static func decodePlain(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         let n = input.count
         guard n >= 4, n % 4 == 0, n < Int(Int32.max), let base = input.baseAddress else { return nil }
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         var padding = 0
         if bytes[n - 1] == UInt8(ascii: "=") { padding = bytes[n - 2] == UInt8(ascii: "=") ? 2 : 1 }
-        var invalid: UInt8 = 0
-        let out = [UInt8](unsafeUninitializedCapacity: n / 4 * 3) { o, count in
-            plainValue.withUnsafeBufferPointer { table in
-                let value = table.baseAddress!, to = o.baseAddress!
-                var seen: UInt8 = 0
+        var invalid: UInt32 = 0
+        let out = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 1) { o, count in
+            quadTables.withUnsafeBufferPointer { tables in
+                let t0 = tables.baseAddress!, t1 = t0 + 256, t2 = t0 + 512, t3 = t0 + 768
+                let to = UnsafeMutableRawPointer(o.baseAddress!)
+                var seen: UInt32 = 0
                 var i = 0, j = 0
                 let whole = (n - padding) / 4   // quads without padding
                 for _ in 0..<whole {
-                    let a = value[Int(bytes[i])], b = value[Int(bytes[i + 1])]
-                    let c = value[Int(bytes[i + 2])], d = value[Int(bytes[i + 3])]
-                    seen |= a | b | c | d
-                    let q = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-                    to[j] = UInt8(truncatingIfNeeded: q >> 16)
-                    to[j + 1] = UInt8(truncatingIfNeeded: q >> 8)
-                    to[j + 2] = UInt8(truncatingIfNeeded: q)
+                    let q = t0[Int(bytes[i])] | t1[Int(bytes[i + 1])] | t2[Int(bytes[i + 2])] | t3[Int(bytes[i + 3])]
+                    seen |= q
+                    to.storeBytes(of: q.littleEndian, toByteOffset: j, as: UInt32.self)
                     i &+= 4
                     j &+= 3
                 }
                 if padding > 0 {
-                    let a = value[Int(bytes[i])], b = value[Int(bytes[i + 1])]
-                    let c = padding == 1 ? value[Int(bytes[i + 2])] : 0
-                    seen |= a | b | c
-                    let q = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-                    to[j] = UInt8(truncatingIfNeeded: q >> 16)
-                    j += 1
-                    if padding == 1 {
-                        to[j] = UInt8(truncatingIfNeeded: q >> 8)
-                        j += 1
-                    }
+                    // The last quad: two or three characters, then one or two bytes.
+                    let q = t0[Int(bytes[i])] | t1[Int(bytes[i + 1])] | (padding == 1 ? t2[Int(bytes[i + 2])] : 0)
+                    seen |= q
+                    to.storeBytes(of: q.littleEndian, toByteOffset: j, as: UInt32.self)
+                    j += 3 - padding
                 }
                 invalid = seen
                 count = j
             }
         }
-        return invalid & 0x80 == 0 ? out : nil
+        return invalid & (1 << 24) == 0 ? out : nil
     }
 
     static func decode(_ input: [UInt8]) -> [UInt8]? {

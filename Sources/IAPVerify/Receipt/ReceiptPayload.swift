@@ -125,10 +125,10 @@ enum ReceiptPayloadDecoder {
     static func decode(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> ReceiptPayload {
         // Room for every purchase at once (one header walk): the list is the largest per call.
         let records = min(AttributeSet.count(17, in: bytes) ?? 0, PayloadLimits.maxInAppCount)
-        let start = { () -> (receipt: ReceiptPayload, seen: Set<Int64>) in
+        let start = { () -> (receipt: ReceiptPayload, seen: SeenTypes) in
             var receipt = ReceiptPayload()
             receipt.inApp.reserveCapacity(records)
-            return (receipt, [])
+            return (receipt, SeenTypes())
         }
         return try AttributeSet.fold(bytes, what: "the payload", from: start) { (state, type, version, value) throws(PayloadProblem) in
             try apply(type, version, value, to: &state.receipt, seen: &state.seen)
@@ -167,9 +167,9 @@ enum ReceiptPayloadDecoder {
     }
 
     private static func apply(_ type: Int64, _ version: Int64, _ value: ArraySlice<UInt8>, to receipt: inout ReceiptPayload,
-                              seen: inout Set<Int64>) throws(PayloadProblem) {
+                              seen: inout SeenTypes) throws(PayloadProblem) {
             if type != 17 {
-                guard seen.insert(type).inserted else {
+                guard seen.insert(type) else {
                     throw .malformed("attribute \(type) appears more than once")
                 }
             }
@@ -207,12 +207,12 @@ enum ReceiptPayloadDecoder {
         // Plain DER, read in place: no slice, no closure state per attribute. As in
         // AttributeSet.fold, a value refused is thrown only once the whole shape is known good.
         var failure: PayloadProblem?
-        var seen = SeenInAppTypes()
+        var seen = SeenTypes()
         let plain = bytes.withUnsafeBufferPointer { raw in
             AttributeSet.walkRaw(raw) { type, version, start, end in
                 if failure == nil {
                     do throws(PayloadProblem) {
-                        try seen.note(type)
+                        try noteInApp(type, in: &seen)
                         try applyInApp(type, version, raw, start, end, to: &purchase)
                     } catch { failure = error }
                 }
@@ -227,28 +227,39 @@ enum ReceiptPayloadDecoder {
         // BER (Xcode's receipts) or malformed: the reference reading, from a fresh record.
         purchase = InAppPurchase()
         purchase.record = bytes
-        seen = SeenInAppTypes()
+        seen = SeenTypes()
         try AttributeSet.viaTree(bytes, what: "an in-app record") { (type, version, value) throws(PayloadProblem) in
-            try seen.note(type)
+            try noteInApp(type, in: &seen)
             try applyInApp(type, version, value, to: &purchase)
         }
         return purchase
     }
 
-    /// The in-app types a record has carried so far: each may appear once.
-    private struct SeenInAppTypes {
-        /// Types 1700...1731, one bit each.
-        var bits: UInt32 = 0
-        var others: Set<Int64> = []
+    /// Each in-app type may appear once in a record.
+    private static func noteInApp(_ type: Int64, in seen: inout SeenTypes) throws(PayloadProblem) {
+        guard seen.insert(type) else { throw .malformed("in-app attribute \(type) appears more than once") }
+    }
 
-        mutating func note(_ type: Int64) throws(PayloadProblem) {
-            if type >= 1700, type < 1732 {
-                let bit = UInt32(1) << UInt32(type - 1700)
-                guard bits & bit == 0 else { throw .malformed("in-app attribute \(type) appears more than once") }
-                bits |= bit
-            } else {
-                guard others.insert(type).inserted else { throw .malformed("in-app attribute \(type) appears more than once") }
+    /// The attribute types a set has carried so far. Apple's types are 0...63 (the receipt's)
+    /// and 1700...1763 (a purchase's): one bit each, so the common case hashes nothing.
+    struct SeenTypes {
+        private var low: UInt64 = 0
+        private var inApp: UInt64 = 0
+        private var others: Set<Int64> = []
+
+        /// False when `type` was seen before.
+        mutating func insert(_ type: Int64) -> Bool {
+            if type >= 0, type < 64 {
+                let bit = UInt64(1) << UInt64(type)
+                defer { low |= bit }
+                return low & bit == 0
             }
+            if type >= 1700, type < 1764 {
+                let bit = UInt64(1) << UInt64(type - 1700)
+                defer { inApp |= bit }
+                return inApp & bit == 0
+            }
+            return others.insert(type).inserted
         }
     }
 

@@ -51,4 +51,28 @@ final class Base64InputTests: XCTestCase {
         }
         XCTAssertGreaterThan(plainTaken, 60)   // the fast path is the common one
     }
+    /// Every byte value in every position of a quad (each position has its own table), in the
+    /// middle of a text and in its last quad: taken only when it is in the alphabet, and then
+    /// decoded as OpenSSL decodes it.
+    func testEveryByteInEveryPositionOfAQuad() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        for position in 0..<4 {
+            for b in 0...255 {
+                for last in [false, true] {
+                    var text = Array("QUJDREVGR0hJSktM".utf8)   // four quads
+                    let at = (last ? 12 : 4) + position
+                    text[at] = UInt8(b)
+                    let r = both(text)
+                    if alphabet.contains(UInt8(b)) {
+                        XCTAssertNotNil(r.plain, "byte \(b) at \(at)")
+                        XCTAssertEqual(r.plain, r.permissive, "byte \(b) at \(at)")
+                    } else if b != UInt8(ascii: "=") || !last || position < 3 {
+                        XCTAssertNil(r.plain, "byte \(b) at \(at)")
+                    } else {
+                        XCTAssertEqual(r.plain, r.permissive, "padding at \(at)")   // "QUJD...SktM" ending "Skt="
+                    }
+                }
+            }
+        }
+    }
 }
