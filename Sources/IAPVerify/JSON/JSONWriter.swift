@@ -136,9 +136,14 @@ struct JSONWriter {
 
     /// Keys are literals, copied as raw bytes: they never need escaping.
     mutating func key(_ k: StaticString) {
-        separate()
         let n = k.utf8CodeUnitCount
-        reserve(n + 3)
+        reserve(n + 4)   // the separator too: one check for the whole key
+        if afterKey {
+            afterKey = false
+        } else {
+            if !first { base[count] = UInt8(ascii: ","); count += 1 }
+            first = false
+        }
         base[count] = UInt8(ascii: "\"")
         Self.copy(base + count + 1, k.utf8Start, n)
         base[count + n + 1] = UInt8(ascii: "\"")
@@ -167,13 +172,10 @@ struct JSONWriter {
         reserve(20)
         if v < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var magnitude = v.magnitude
-        // The digit count by comparisons (a division per digit cost more than the digits).
-        var digits = 1
-        var limit: UInt64 = 10
-        while digits < 20, magnitude >= limit {
-            digits += 1
-            if digits < 20 { limit &*= 10 }
-        }
+        // The digit count from the bit length (log10 2 ≈ 1233/4096) and one compare with a power of
+        // ten: a loop of compares cost 13 rounds for a date in milliseconds. At most 2^63: 19 digits.
+        let estimate = ((64 - magnitude.leadingZeroBitCount) &* 1233) >> 12
+        let digits = max(1, estimate + (magnitude >= Self.powersOfTen[estimate] ? 1 : 0))
         // Two digits per division (dates in milliseconds have 13), from the right.
         let pairs = Self.digitPairs.utf8Start
         var at = count + digits
@@ -202,6 +204,9 @@ struct JSONWriter {
         int(v)
         put(UInt8(ascii: "\""))
     }
+
+    /// 10^0 ... 10^19.
+    private static let powersOfTen: [UInt64] = (0..<20).map { n in (0..<n).reduce(UInt64(1)) { p, _ in p &* 10 } }
 
     /// "00" to "99", two bytes each.
     private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"

@@ -226,7 +226,15 @@ final class CodecTests: XCTestCase {
     }
 
     func testJSONWriterIntegers() {
-        for v: Int64 in [0, 7, -7, 10, 1_000_000_000_000_000_00, Int64.max, Int64.min, 1_234_567_890_123_456_789, -100_000_000_000_000_000] {
+        // Every digit count's edges (the count comes from the bit length), both signs.
+        var edges: [Int64] = [0, 7, -7, 10, 1_000_000_000_000_000_00, Int64.max, Int64.min, Int64.min + 1, 1_234_567_890_123_456_789, -100_000_000_000_000_000]
+        var power: Int64 = 1
+        for _ in 0...18 {
+            edges += [power - 1, power, power + 1, -(power - 1), -power, -(power + 1)]
+            if power <= Int64.max / 10 { power *= 10 }
+        }
+        for bit in 0..<63 { edges += [Int64(1) << bit, (Int64(1) << bit) - 1, -(Int64(1) << bit)] }
+        for v: Int64 in edges {
             var w = JSONWriter()
             w.int(v)
             XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(v))
