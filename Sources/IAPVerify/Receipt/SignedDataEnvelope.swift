@@ -113,25 +113,87 @@ enum SignedDataParser {
     }
 
     private static func assemble(_ b: [UInt8], _ split: Split) throws(EnvelopeProblem) -> SignedDataEnvelope {
-        let digestsNode: BERNode, encapNode: BERNode, signersNode: BERNode
+        let digestsNode: BERNode, encapNode: BERNode
         do {
             digestsNode = try BERTree.parse(b[split.digestAlgorithms])
             encapNode = try BERTree.parse(b[split.encapsulated])
-            signersNode = try BERTree.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound])
         } catch {
             // Let the full decoder produce the precise error.
             return try parseTree(b)
         }
-        guard case .constructed(let encapFields) = encapNode.content,
-              case .constructed(let signers) = signersNode.content else {
-            return try parseTree(b)
+        guard case .constructed(let encapFields) = encapNode.content else { return try parseTree(b) }
+        // The SignerInfo in place when it has Apple's shape (the tree would accept those bytes and
+        // read the same), else from its tree.
+        let direct = directSigner(b, split.signerInfos)
+        var signers: BERChildren?
+        if direct == nil {
+            guard let node = try? BERTree.parse(b[split.signerInfos.lowerBound..<split.signerInfos.upperBound]),
+                  case .constructed(let list) = node.content else {
+                return try parseTree(b)
+            }
+            signers = list
         }
         let content = try parseEncapsulatedContent(encapFields)
-        let signer = try onlySigner(signers)
+        let signer: SignerInfo
+        if let direct { signer = direct } else if let signers { signer = try onlySigner(signers) } else { return try parseTree(b) }
         let digests = try digestAlgorithms(digestsNode)
         try requireSupportedAlgorithms(signer, listed: digests)
         return SignedDataEnvelope(content: content, certificatesField: split.certificatesField.map { b[$0] } ?? [],
                                   certificates: split.certificates.map { b[$0] }, signer: signer)
+    }
+
+    /// The one SignerInfo of a SignerInfos SET in the shape every App Store receipt has, read in
+    /// place: version 1, issuer and serial, two AlgorithmIdentifiers, an OCTET STRING signature,
+    /// no signed or unsigned attributes, every nested TLV definite and well formed. Whatever it
+    /// reads is what `onlySigner` reads from the tree, which would accept the same bytes; anything
+    /// else gives nil, and the tree reads it (and names what is wrong). Building that tree for the
+    /// issuer's name cost as much as the rest of the envelope.
+    static func directSigner(_ b: [UInt8], _ range: Range<Int>) -> SignerInfo? {
+        let shapeIsPlain = b.withUnsafeBufferPointer { isPlainTree($0, range.lowerBound, end: range.upperBound, depth: 1) }
+        guard shapeIsPlain,
+              let set = TLV.header(b, range.lowerBound, end: range.upperBound), set.tag == 0x31, set.end == range.upperBound,
+              let info = TLV.header(b, set.start, end: set.end), info.tag == 0x30, info.end == set.end,
+              let version = TLV.header(b, info.start, end: info.end), version.tag == 0x02,
+              b[version.start..<version.end].elementsEqual([1]),
+              let sid = TLV.header(b, version.end, end: info.end), sid.tag == 0x30,
+              let issuer = TLV.header(b, sid.start, end: sid.end), issuer.tag == 0x30,
+              let serial = TLV.header(b, issuer.end, end: sid.end), serial.tag == 0x02, serial.end == sid.end,
+              isMinimalInteger(b[serial.start..<serial.end]),
+              let digestAlgorithm = TLV.header(b, sid.end, end: info.end),
+              let digestOID = directAlgorithmOID(b, digestAlgorithm),
+              // Signed attributes ([0]) end the walk here: the tree reads them.
+              let signatureAlgorithm = TLV.header(b, digestAlgorithm.end, end: info.end),
+              let signatureOID = directAlgorithmOID(b, signatureAlgorithm),
+              let signature = TLV.header(b, signatureAlgorithm.end, end: info.end), signature.tag == 0x04,
+              signature.end == info.end else { return nil }
+        return SignerInfo(identifier: b[version.end..<sid.end], issuer: b[sid.start..<issuer.end],
+                          serial: b[issuer.end..<serial.end], digestOID: digestOID, signatureOID: signatureOID,
+                          signedAttributes: nil, signature: b[signature.start..<signature.end])
+    }
+
+    /// `algorithmOID` on a TLV read in place: `SEQUENCE { OID }` or `SEQUENCE { OID, NULL }`.
+    private static func directAlgorithmOID(_ b: [UInt8], _ h: (tag: UInt8, start: Int, end: Int)) -> ArraySlice<UInt8>? {
+        guard h.tag == 0x30, let oid = TLV.header(b, h.start, end: h.end), oid.tag == 0x06 else { return nil }
+        if oid.end != h.end {
+            guard let null = TLV.header(b, oid.end, end: h.end), null.tag == 0x05, null.start == null.end, null.end == h.end else {
+                return nil
+            }
+        }
+        return oidContent(b[oid.start..<oid.end])
+    }
+
+    /// True when `b[start..<end]` is a run of definite-length TLVs, each constructed one holding
+    /// a run of the same, none an end-of-contents tag, none deeper than the tree allows: bytes
+    /// BERTree.parse accepts, with the same structure.
+    private static func isPlainTree(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, end: Int, depth: Int) -> Bool {
+        guard depth <= BERTree.maxDepth else { return false }
+        var i = start
+        while i < end {
+            guard let h = RawTLV.header(b, i, end: end), h.tag & 0xDF != 0 else { return false }
+            if h.tag & 0x20 != 0, !isPlainTree(b, h.start, end: h.end, depth: depth + 1) { return false }
+            i = h.end
+        }
+        return true
     }
 
     /// The reference decoding: the whole structure as a BER tree (DER or BER).
@@ -216,7 +278,7 @@ enum SignedDataParser {
     }
 
     /// Exactly one SignerInfo.
-    private static func onlySigner(_ signers: BERChildren) throws(EnvelopeProblem) -> SignerInfo {
+    static func onlySigner(_ signers: BERChildren) throws(EnvelopeProblem) -> SignerInfo {
         var signerNodes = signers.makeIterator()
         guard let only = signerNodes.next() else {
             throw .malformed("the receipt has no SignerInfo: it is not signed")
@@ -413,10 +475,13 @@ enum SignedDataParser {
     /// The content of an OBJECT IDENTIFIER, when its encoding is one OpenSSL would decode too:
     /// the last byte ends a subidentifier and no subidentifier starts with a padding 0x80.
     static func oidBytes(_ node: BERNode) -> ArraySlice<UInt8>? {
-        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content,
-              let last = bytes.last, last & 0x80 == 0 else {
-            return nil
-        }
+        guard node.identifier == .objectIdentifier, case .primitive(let bytes) = node.content else { return nil }
+        return oidContent(bytes)
+    }
+
+    /// The same rule on an OID's content bytes.
+    static func oidContent(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let last = bytes.last, last & 0x80 == 0 else { return nil }
         var previous: UInt8 = 0
         for b in bytes {
             if b == 0x80, previous & 0x80 == 0 { return nil }
@@ -446,5 +511,25 @@ enum SignedDataParser {
     static func oidText(_ bytes: ArraySlice<UInt8>) -> String {
         guard bytes.count < 128 else { return "(an overlong OID)" }
         return BERTree.dottedOID(bytes) ?? "(an invalid OID)"
+    }
+}
+
+/// The fuzz harness's oracle for the SignerInfo walk: whatever the walk reads, the tree must
+/// accept and read the same (the input as DER, and as base64 when it decodes).
+@_spi(Testing) public enum SignerWalkOracle {
+    public static func agrees(_ input: UnsafeRawBufferPointer) -> Bool {
+        agrees(Array(input)) && (Base64.decode(input).map(agrees) ?? true)
+    }
+
+    private static func agrees(_ bytes: [UInt8]) -> Bool {
+        guard let split = SignedDataParser.topLevel(bytes),
+              let walk = SignedDataParser.directSigner(bytes, split.signerInfos) else { return true }
+        guard let node = try? BERTree.parse(bytes[split.signerInfos.lowerBound..<split.signerInfos.upperBound]),
+              case .constructed(let list) = node.content,
+              let tree = try? SignedDataParser.onlySigner(list) else { return false }
+        return tree.signedAttributes == nil && walk.identifier.elementsEqual(tree.identifier)
+            && walk.issuer.elementsEqual(tree.issuer) && walk.serial.elementsEqual(tree.serial)
+            && walk.digestOID.elementsEqual(tree.digestOID) && walk.signatureOID.elementsEqual(tree.signatureOID)
+            && walk.signature.elementsEqual(tree.signature)
     }
 }

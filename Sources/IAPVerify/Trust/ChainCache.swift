@@ -17,7 +17,7 @@ final class VerifiedChain: Sendable {
     let ocsp: OCSPTarget?
 
     init?(_ chain: ValidatedChain) {
-        guard let leaf = chain.certificates.first, let key = leaf.publicKey() else { return nil }
+        guard let leaf = chain.certificates.first, let key = leaf.publicKey(prepared: true) else { return nil }
         var windows: [(Int64, Int64)] = []
         var summaries: [CertificateSummary] = []
         for c in chain.certificates {

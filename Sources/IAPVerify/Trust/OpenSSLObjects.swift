@@ -81,9 +81,10 @@ final class X509Certificate: @unchecked Sendable {
         return ku == UInt32.max || ku & UInt32(KU_DIGITAL_SIGNATURE) != 0
     }
 
-    func publicKey() -> PublicKey? {
+    /// The certificate's key; `prepared` for a key kept to verify many signatures (see PublicKey).
+    func publicKey(prepared: Bool = false) -> PublicKey? {
         guard let k = X509_get0_pubkey(raw) else { return nil }
-        return PublicKey(borrowing: k)
+        return PublicKey(borrowing: k, prepared: prepared)
     }
 
     static func milliseconds(_ t: UnsafePointer<ASN1_TIME>?) -> Int64? {
@@ -98,13 +99,37 @@ final class X509Certificate: @unchecked Sendable {
 /// A public key that verifies signatures with a prefetched digest.
 final class PublicKey: @unchecked Sendable {
     let raw: OpaquePointer
+    /// Verification contexts already initialised with this key, for SHA-1 and SHA-256 (only for
+    /// keys that stay, like a cached chain's leaf). `EVP_DigestVerifyInit` looks the algorithm
+    /// up in the provider store under locks, ~3 µs a call; copying a prepared context costs a tenth
+    /// of that. Never changed after init, so any thread may copy from them.
+    private let preparedSHA1: OpaquePointer?
+    private let preparedSHA256: OpaquePointer?
 
-    init?(borrowing key: OpaquePointer) {
+    init?(borrowing key: OpaquePointer, prepared: Bool = false) {
         guard EVP_PKEY_up_ref(key) == 1 else { return nil }
         raw = key
+        preparedSHA1 = prepared ? Self.prepare(key, .sha1) : nil
+        preparedSHA256 = prepared ? Self.prepare(key, .sha256) : nil
     }
 
-    deinit { EVP_PKEY_free(raw) }
+    deinit {
+        EVP_MD_CTX_free(preparedSHA1)
+        EVP_MD_CTX_free(preparedSHA256)
+        EVP_PKEY_free(raw)
+    }
+
+    /// nil when OpenSSL will not verify with this key and digest: each call then initialises its
+    /// own context, and fails the same way.
+    private static func prepare(_ key: OpaquePointer, _ digest: DigestAlgorithm) -> OpaquePointer? {
+        defer { ERR_clear_error() }
+        guard let ctx = EVP_MD_CTX_new() else { return nil }
+        guard EVP_DigestVerifyInit(ctx, nil, Digest.md(digest), nil, key) == 1 else {
+            EVP_MD_CTX_free(ctx)
+            return nil
+        }
+        return ctx
+    }
 
     var scheme: SignatureScheme? {
         switch EVP_PKEY_get_base_id(raw) {
@@ -121,11 +146,14 @@ final class PublicKey: @unchecked Sendable {
             EVP_MD_CTX_free(ctx)
             ERR_clear_error()
         }
-        guard EVP_DigestVerifyInit(ctx, nil, Digest.md(digest), nil, raw) == 1 else { return false }
+        if let prepared = digest == .sha1 ? preparedSHA1 : preparedSHA256 {
+            guard EVP_MD_CTX_copy_ex(ctx, prepared) == 1 else { return false }
+        } else {
+            guard EVP_DigestVerifyInit(ctx, nil, Digest.md(digest), nil, raw) == 1 else { return false }
+        }
         return signature.withUnsafeBufferPointer { sig in
             EVP_DigestVerify(ctx, sig.baseAddress, sig.count,
                              message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
         }
     }
 }
-
