@@ -74,8 +74,8 @@ enum Harness {
         case .receipt:
             // Receipts arrive as base64 too: the table decoder must agree with OpenSSL's.
             if !Base64Oracle.agrees(input) { fatalError("the in-place base64 decoder disagrees with OpenSSL's") }
-            // The SignerInfo read in place must be what the tree reads.
-            if !SignerWalkOracle.agrees(input) { fatalError("the SignerInfo walk disagrees with the tree") }
+            // The envelope read in place must be what the full tree decoding reads, refusals too.
+            if !EnvelopeWalkOracle.agrees(input) { fatalError("the envelope walk disagrees with the tree") }
             // The fast path is a strict profile: it may refuse what PKCS7_verify
             // accepts, never the reverse. So only a fast `valid` is checked against the reference.
             let fast = try? verifier.verifyReceipt(input, nowMs: now)

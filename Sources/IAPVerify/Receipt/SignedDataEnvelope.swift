@@ -113,17 +113,23 @@ enum SignedDataParser {
     }
 
     private static func assemble(_ b: [UInt8], _ split: Split) throws(EnvelopeProblem) -> SignedDataEnvelope {
-        let digestsNode: BERNode, encapNode: BERNode
-        do {
-            digestsNode = try BERTree.parse(b[split.digestAlgorithms])
-            encapNode = try BERTree.parse(b[split.encapsulated])
-        } catch {
-            // Let the full decoder produce the precise error.
-            return try parseTree(b)
+        // Each part in place when it has the shape every App Store receipt has (the tree would
+        // accept those bytes and read the same), else from its tree; a part no tree can read
+        // sends the whole input to the full decoder, which names the fault.
+        let directDigests = directDigestOIDs(b, split.digestAlgorithms)
+        let directContent = directEncapsulatedContent(b, split.encapsulated)
+        var digestsNode: BERNode?
+        var encapFields: BERChildren?
+        if directDigests == nil {
+            guard let node = try? BERTree.parse(b[split.digestAlgorithms]) else { return try parseTree(b) }
+            digestsNode = node
         }
-        guard case .constructed(let encapFields) = encapNode.content else { return try parseTree(b) }
-        // The SignerInfo in place when it has Apple's shape (the tree would accept those bytes and
-        // read the same), else from its tree.
+        if directContent == nil {
+            guard let node = try? BERTree.parse(b[split.encapsulated]), case .constructed(let fields) = node.content else {
+                return try parseTree(b)
+            }
+            encapFields = fields
+        }
         let direct = directSigner(b, split.signerInfos)
         var signers: BERChildren?
         if direct == nil {
@@ -133,13 +139,47 @@ enum SignedDataParser {
             }
             signers = list
         }
-        let content = try parseEncapsulatedContent(encapFields)
+        // The checks in the tree path's order, so a fault is named the same way.
+        let content: ArraySlice<UInt8>
+        if let directContent { content = directContent } else if let encapFields { content = try parseEncapsulatedContent(encapFields) } else { return try parseTree(b) }
         let signer: SignerInfo
         if let direct { signer = direct } else if let signers { signer = try onlySigner(signers) } else { return try parseTree(b) }
-        let digests = try digestAlgorithms(digestsNode)
+        let digests: [ArraySlice<UInt8>]
+        if let directDigests { digests = directDigests } else if let digestsNode { digests = try digestAlgorithms(digestsNode) } else { return try parseTree(b) }
         try requireSupportedAlgorithms(signer, listed: digests)
         return SignedDataEnvelope(content: content, certificatesField: split.certificatesField.map { b[$0] } ?? [],
                                   certificates: split.certificates.map { b[$0] }, signer: signer)
+    }
+
+    /// `digestAlgorithms` on a SET read in place: every entry an AlgorithmIdentifier of the strict
+    /// shape; nil for anything else.
+    static func directDigestOIDs(_ b: [UInt8], _ range: Range<Int>) -> [ArraySlice<UInt8>]? {
+        guard b.withUnsafeBufferPointer({ isPlainTree($0, range.lowerBound, end: range.upperBound, depth: 1) }),
+              let set = TLV.header(b, range.lowerBound, end: range.upperBound), set.tag == 0x31, set.end == range.upperBound else {
+            return nil
+        }
+        var oids: [ArraySlice<UInt8>] = []
+        var i = set.start
+        while i < set.end {
+            guard let entry = TLV.header(b, i, end: set.end), let oid = directAlgorithmOID(b, entry) else { return nil }
+            oids.append(oid)
+            i = entry.end
+        }
+        return oids
+    }
+
+    /// `parseEncapsulatedContent` read in place: `SEQUENCE { OID data, [0] { OCTET STRING } }`
+    /// with a primitive OCTET STRING (every App Store receipt); nil for anything else.
+    static func directEncapsulatedContent(_ b: [UInt8], _ range: Range<Int>) -> ArraySlice<UInt8>? {
+        guard b.withUnsafeBufferPointer({ isPlainTree($0, range.lowerBound, end: range.upperBound, depth: 1) }),
+              let encap = TLV.header(b, range.lowerBound, end: range.upperBound), encap.tag == 0x30, encap.end == range.upperBound,
+              let type = TLV.header(b, encap.start, end: encap.end), type.tag == 0x06,
+              let oid = oidContent(b[type.start..<type.end]), oid.elementsEqual(OID.data),
+              let explicit = TLV.header(b, type.end, end: encap.end), explicit.tag == 0xA0, explicit.end == encap.end,
+              let octets = TLV.header(b, explicit.start, end: explicit.end), octets.tag == 0x04, octets.end == explicit.end else {
+            return nil
+        }
+        return b[octets.start..<octets.end]
     }
 
     /// The one SignerInfo of a SignerInfos SET in the shape every App Store receipt has, read in
@@ -514,22 +554,31 @@ enum SignedDataParser {
     }
 }
 
-/// The fuzz harness's oracle for the SignerInfo walk: whatever the walk reads, the tree must
-/// accept and read the same (the input as DER, and as base64 when it decodes).
-@_spi(Testing) public enum SignerWalkOracle {
+/// The fuzz harness's oracle for the envelope walks: the walked decoding must give exactly what
+/// the full tree decoding gives, the same envelope or the same refusal (the input as DER, and as
+/// base64 when it decodes).
+@_spi(Testing) public enum EnvelopeWalkOracle {
     public static func agrees(_ input: UnsafeRawBufferPointer) -> Bool {
         agrees(Array(input)) && (Base64.decode(input).map(agrees) ?? true)
     }
 
     private static func agrees(_ bytes: [UInt8]) -> Bool {
-        guard let split = SignedDataParser.topLevel(bytes),
-              let walk = SignedDataParser.directSigner(bytes, split.signerInfos) else { return true }
-        guard let node = try? BERTree.parse(bytes[split.signerInfos.lowerBound..<split.signerInfos.upperBound]),
-              case .constructed(let list) = node.content,
-              let tree = try? SignedDataParser.onlySigner(list) else { return false }
-        return tree.signedAttributes == nil && walk.identifier.elementsEqual(tree.identifier)
-            && walk.issuer.elementsEqual(tree.issuer) && walk.serial.elementsEqual(tree.serial)
-            && walk.digestOID.elementsEqual(tree.digestOID) && walk.signatureOID.elementsEqual(tree.signatureOID)
-            && walk.signature.elementsEqual(tree.signature)
+        guard SignedDataParser.topLevel(bytes) != nil else { return true }   // the tree reads it anyway
+        let walked: Result<SignedDataEnvelope, EnvelopeProblem> = Result { () throws(EnvelopeProblem) in try SignedDataParser.parse(bytes) }
+        let tree: Result<SignedDataEnvelope, EnvelopeProblem> = Result { () throws(EnvelopeProblem) in try SignedDataParser.parseTree(bytes) }
+        switch (walked, tree) {
+        case (.success(let a), .success(let b)):
+            let x = a.signer, y = b.signer
+            return a.content.elementsEqual(b.content) && a.certificatesField.elementsEqual(b.certificatesField)
+                && a.certificates.count == b.certificates.count && zip(a.certificates, b.certificates).allSatisfy { $0.elementsEqual($1) }
+                && x.identifier.elementsEqual(y.identifier) && x.issuer.elementsEqual(y.issuer) && x.serial.elementsEqual(y.serial)
+                && x.digestOID.elementsEqual(y.digestOID) && x.signatureOID.elementsEqual(y.signatureOID)
+                && x.signature.elementsEqual(y.signature)
+                && (x.signedAttributes?.encodedBytes).map(Array.init) == (y.signedAttributes?.encodedBytes).map(Array.init)
+        case (.failure(.malformed(let m)), .failure(.malformed(let n))), (.failure(.unsupportedAlgorithm(let m)), .failure(.unsupportedAlgorithm(let n))):
+            return m == n
+        default:
+            return false
+        }
     }
 }

@@ -163,7 +163,13 @@ final class CodecTests: XCTestCase {
     }
 
     func testJSONWriterBase64() {
-        for raw: [UInt8] in [[], [1], [1, 2], [1, 2, 3], Array(0...255)] {
+        // Every length up to 3 quads and a few longer, with bytes that reach every sextet.
+        var inputs: [[UInt8]] = [[], [1], [1, 2], [1, 2, 3], Array(0...255), [0xFF], [0xFF, 0xFF], [0xFB, 0xFF, 0xBF]]
+        var seed: UInt64 = 42
+        for length in 0...40 {
+            inputs.append((0..<length).map { _ in seed = seed &* 6364136223846793005 &+ 1; return UInt8(truncatingIfNeeded: seed >> 56) })
+        }
+        for raw in inputs {
             var w = JSONWriter()
             w.base64(raw)
             XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "\"\(Data(raw).base64EncodedString())\"")
