@@ -164,7 +164,7 @@ public enum EntitlementEngine {
         var heads = [Int](repeating: -1, count: chains.names.count)
         for i in transactions.indices where ruleOf[i]?.type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
             let h = heads[chainOf[i]]
-            if h >= 0, !expiryOrder(transactions[h], transactions[i]) { continue }
+            if h >= 0, !expiryOrder(transactions, h, i) { continue }
             heads[chainOf[i]] = i
         }
 
@@ -211,6 +211,12 @@ public enum EntitlementEngine {
         // Worked in place: the list is the caller's to give up, so dropping and ordering records
         // moves them and copies none (a copy retains every text field of a purchase).
         var items = input
+        // A few purchases (most receipts): compared pairwise, no table built. Ids are unique in
+        // nearly every input, and then nothing below changes the list before it is ordered.
+        if items.count <= 16, !hasRepeatedID(items) {
+            sortByPurchase(&items)
+            return items
+        }
         var chosen: [String: Int] = [:]
         chosen.reserveCapacity(items.count)
         var duplicates = false
@@ -232,13 +238,24 @@ public enum EntitlementEngine {
             }
             items.removeLast(items.count - kept)
         }
-        // Ids are unique now, so this order is total and does not depend on the input's.
+        sortByPurchase(&items)
+        return items
+    }
+
+    /// Ids are unique when this is called, so the order is total and does not depend on the input's.
+    private static func sortByPurchase(_ items: inout [Transaction]) {
         items.sort { a, b in
             let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
             if pa != pb { return pa < pb }
             return a.transactionID < b.transactionID
         }
-        return items
+    }
+
+    private static func hasRepeatedID(_ items: [Transaction]) -> Bool {
+        for i in items.indices {
+            for j in items.indices where j > i && items[i].transactionID == items[j].transactionID { return true }
+        }
+        return false
     }
 
     private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
@@ -327,7 +344,7 @@ public enum EntitlementEngine {
     private static func subscriptionChain(_ id: String, _ chainID: String, _ all: [Transaction], _ indices: [Int],
                                           _ renewal: RenewalInfo?, _ head: String?, _ rules: [String: ProductRule],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
-        let byExpiry = { (a: Int, b: Int) in expiryOrder(all[a], all[b]) }
+        let byExpiry = { (a: Int, b: Int) in expiryOrder(all, a, b) }
         let current = indices.filter { !all[$0].isRevoked(at: now) }.max(by: byExpiry).map { all[$0] }
         func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
                   reason: String) -> Entitlement {
@@ -409,12 +426,13 @@ public enum EntitlementEngine {
     }
 
     /// Orders by expiry, then purchase date, then transaction id: a total order.
-    private static func expiryOrder(_ a: Transaction, _ b: Transaction) -> Bool {
-        let ae = a.expiresDateMs ?? Int64.min, be = b.expiresDateMs ?? Int64.min
+    /// (By index: a Transaction passed by value was copied, every text field retained, per compare.)
+    private static func expiryOrder(_ all: [Transaction], _ a: Int, _ b: Int) -> Bool {
+        let ae = all[a].expiresDateMs ?? Int64.min, be = all[b].expiresDateMs ?? Int64.min
         if ae != be { return ae < be }
-        let ap = a.purchaseDateMs ?? Int64.min, bp = b.purchaseDateMs ?? Int64.min
+        let ap = all[a].purchaseDateMs ?? Int64.min, bp = all[b].purchaseDateMs ?? Int64.min
         if ap != bp { return ap < bp }
-        return transactionIDLess(a.transactionID, b.transactionID)
+        return transactionIDLess(all[a].transactionID, all[b].transactionID)
     }
 
     // MARK: - Other product types (§7.2)

@@ -512,9 +512,15 @@ enum AttributeSet {
     /// attacker puts there: nothing is kept of the others.
     static func find(_ first: Int64, _ second: Int64, in bytes: ArraySlice<UInt8>) -> [Attribute]? {
         var out: [Attribute] = []
-        let whole = walk(bytes) { type, version, value in
-            if type == first || type == second { out.append(Attribute(type: type, version: version, value: value)) }
-            return true
+        // In place: a slice is made only for the two types asked for.
+        let base = bytes.startIndex
+        let whole = bytes.withUnsafeBufferPointer { p in
+            walkRaw(p) { type, version, start, end in
+                if type == first || type == second {
+                    out.append(Attribute(type: type, version: version, value: bytes[(base + start)..<(base + end)]))
+                }
+                return true
+            }
         }
         return whole ? out : nil
     }
@@ -522,7 +528,8 @@ enum AttributeSet {
     /// How many attributes of `type` there are; nil when the walk declines the bytes.
     static func count(_ type: Int64, in bytes: ArraySlice<UInt8>) -> Int? {
         var n = 0
-        return walk(bytes, { t, _, _ in if t == type { n += 1 }; return true }) ? n : nil
+        let whole = bytes.withUnsafeBufferPointer { p in walkRaw(p) { t, _, _, _ in if t == type { n += 1 }; return true } }
+        return whole ? n : nil
     }
 
     /// One walk over raw memory: `visit` sees each attribute in order and returns false to stop.

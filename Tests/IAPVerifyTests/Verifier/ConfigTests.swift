@@ -134,6 +134,25 @@ final class CodecTests: XCTestCase {
                     "2015-07-23T25:00:00Z", "2015-07-23T15:03:04", "2015-07-23T15:03:04Zjunk", "２015-07-23T15:03:04Z"] {
             XCTAssertNil(ms(bad), bad)
         }
+        // Every byte in a digit's place (year, day, minute and second units, where any digit
+        // keeps the date valid): read only when it is an ASCII digit, and read as that digit.
+        for place in [3, 9, 15, 18] {
+            for b in 0...255 {
+                var text = Array("2015-07-23T15:03:04Z".utf8)
+                text[place] = UInt8(b)
+                let parsed = RFC3339.milliseconds(text)
+                if (48...57).contains(b) {
+                    // Day, minute and second units move the date by a day, a minute, a second.
+                    if let (original, step) = [9: (Int64(3), Int64(86_400_000)), 15: (3, 60_000), 18: (4, 1000)][place] {
+                        XCTAssertEqual(parsed, ms("2015-07-23T15:03:04Z")! + (Int64(b - 48) - original) * step, "\(place) \(b)")
+                    } else {
+                        XCTAssertNotNil(parsed, "\(place) \(b)")
+                    }
+                } else {
+                    XCTAssertNil(parsed, "\(place) \(b)")
+                }
+            }
+        }
         XCTAssertEqual(RFC3339.format(1_437_663_784_000), "2015-07-23T15:03:04Z")
         XCTAssertEqual(RFC3339.format(ms("4001-01-01T00:00:00Z") ?? 0), "4001-01-01T00:00:00Z")
     }

@@ -1,0 +1,49 @@
+import XCTest
+@testable import IAPVerify
+
+/// One record per transaction id, for lists short (compared pairwise) and long (through a table),
+/// with and without repeated ids: checked against reading every record in order and keeping, per
+/// id, the one `prefersSecond` picks. (Two records with one id that tie on every field
+/// `prefersSecond` reads, yet differ elsewhere, keep the first one read: there the input order
+/// still decides.)
+final class DeduplicationTests: XCTestCase {
+    private func oracle(_ input: [Transaction]) -> [Transaction] {
+        var best: [String: Transaction] = [:]
+        for t in input {
+            if let b = best[t.transactionID] { if Transaction.prefersSecond(b, t) { best[t.transactionID] = t } } else { best[t.transactionID] = t }
+        }
+        return best.values.sorted { a, b in
+            let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
+            return pa != pb ? pa < pb : a.transactionID < b.transactionID
+        }
+    }
+
+    func testShortAndLongListsWithAndWithoutRepeats() {
+        var seed: UInt64 = 7
+        func next(_ n: Int) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int(seed >> 33) % n }
+        var repeated = 0
+        for length in 0...40 {
+            for round in 0..<25 {
+                // Round 0: unique ids; later rounds draw ids from a pool smaller than the list.
+                let pool = round == 0 ? length + 1 : max(1, length / 2 + next(4))
+                var list: [Transaction] = []
+                var ids = Set<String>()
+                for k in 0..<length {
+                    let id = round == 0 ? "10000000\(k)" : "10000000\(next(pool))"
+                    var t = Transaction(transactionID: id, productID: "p\(next(3))")
+                    t.purchaseDateMs = Int64(1_000 * next(5))
+                    t.expiresDateMs = next(3) == 0 ? nil : Int64(10_000 + 1_000 * next(5))
+                    t.cancellationDateMs = next(6) == 0 ? Int64(5_000 + next(3)) : nil
+                    t.isUpgraded = next(8) == 0
+                    list.append(t)
+                    ids.insert(id)
+                }
+                if ids.count < list.count { repeated += 1 }
+                let got = EntitlementEngine.deduplicated(list)
+                XCTAssertEqual(got, oracle(list), "length \(length), round \(round)")
+                XCTAssertEqual(EntitlementEngine.deduplicated(list.reversed()), oracle(list.reversed()), "reversed, length \(length), round \(round)")
+            }
+        }
+        XCTAssertGreaterThan(repeated, 500)
+    }
+}
