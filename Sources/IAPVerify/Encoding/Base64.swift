@@ -2,6 +2,7 @@
 // often wrapped in lines: plain one-line base64 is decoded in place by a table; anything else is
 // normalised first and decoded by OpenSSL's block codec, as is all encoding.
 
+import CFastBase64
 import COpenSSL
 
 enum Base64 {
@@ -82,10 +83,10 @@ enum Base64 {
     /// The common case, decoded in place: standard base64 in one line, its length a multiple of 4,
     /// with at most two `=` at the end. Exactly what `decode` would make of it (the permissive pass
     /// would change nothing; like it, the bits a final character has beyond the data are ignored);
-    /// nil sends anything else to that pass. Receipts are tens of kilobytes: four table lookups
-    /// and one 4-byte store a quad (the spare byte is overwritten by the next quad; the buffer has
-    /// one byte of room past the data), and any character outside the alphabet noticed once at
-    /// the end.
+    /// nil sends anything else to that pass. Receipts are tens of kilobytes: 32 characters a step
+    /// by AVX2 (CFastBase64), and the rest by four table lookups and one 4-byte store a quad (the
+    /// spare byte is overwritten by the next quad; the buffer has room past the data), any
+    /// character outside the alphabet noticed once at the end.
     static func decodePlain(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         let n = input.count
         guard n >= 4, n % 4 == 0, n < Int(Int32.max), let base = input.baseAddress else { return nil }
@@ -93,14 +94,18 @@ enum Base64 {
         var padding = 0
         if bytes[n - 1] == UInt8(ascii: "=") { padding = bytes[n - 2] == UInt8(ascii: "=") ? 2 : 1 }
         var invalid: UInt32 = 0
-        let out = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 1) { o, count in
+        // Room for the AVX2 bulk's 4 bytes past its last step too.
+        let out = [UInt8](unsafeUninitializedCapacity: n / 4 * 3 + 4) { o, count in
             quadTables.withUnsafeBufferPointer { tables in
                 let t0 = tables.baseAddress!, t1 = t0 + 256, t2 = t0 + 512, t3 = t0 + 768
                 let to = UnsafeMutableRawPointer(o.baseAddress!)
                 var seen: UInt32 = 0
-                var i = 0, j = 0
                 let whole = (n - padding) / 4   // quads without padding
-                for _ in 0..<whole {
+                // Whole steps of 32 characters by AVX2 when the processor has it; the rest (and a
+                // step holding anything outside the alphabet) here.
+                let bulk = fast_base64_decode(bytes, whole * 4, o.baseAddress!)
+                var i = bulk, j = bulk / 4 * 3
+                for _ in (bulk / 4)..<whole {
                     let q = t0[Int(bytes[i])] | t1[Int(bytes[i + 1])] | t2[Int(bytes[i + 2])] | t3[Int(bytes[i + 3])]
                     seen |= q
                     to.storeBytes(of: q.littleEndian, toByteOffset: j, as: UInt32.self)

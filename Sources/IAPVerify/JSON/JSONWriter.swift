@@ -169,6 +169,11 @@ struct JSONWriter {
 
     mutating func int(_ v: Int64) {
         separate()
+        digits(v)
+    }
+
+    /// An integer's digits, with no separator.
+    private mutating func digits(_ v: Int64) {
         reserve(20)
         if v < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var magnitude = v.magnitude
@@ -229,6 +234,25 @@ struct JSONWriter {
             ?? Array(raw).withUnsafeBufferPointer { EVP_EncodeBlock(out, $0.baseAddress, Int32($0.count)) }
         count += 1 + Int(max(0, written))
         put(UInt8(ascii: "\""))
+    }
+
+    /// `{"type":T,"version":V,"value_base64":"…"}`: an attribute a receipt carries that the library
+    /// does not read, the object a result repeats most (seven a purchase in most receipts), written
+    /// as three literal pieces and its values.
+    mutating func attribute(type: Int64, version: Int64, value: UnsafeBufferPointer<UInt8>) {
+        separate()
+        put(#"{"type":"#)
+        digits(type)
+        put(#","version":"#)
+        digits(version)
+        put(#","value_base64":""#)
+        let n = value.count
+        if n > 0, n < Int(Int32.max) / 2, let from = value.baseAddress {
+            reserve((n + 2) / 3 * 4 + 1)
+            count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
+        }
+        put(#""}"#)
+        first = false
     }
 
     /// Appends an already-serialised JSON value verbatim.

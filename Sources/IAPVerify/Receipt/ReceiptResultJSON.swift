@@ -113,12 +113,7 @@ extension ReceiptReport {
         _ = AttributeSet.walkRaw(record) { type, version, start, end in
             guard !ReceiptPayloadDecoder.readsInApp(type) else { return true }
             if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
-            w.beginObject()
-            w.field("type", type)
-            w.field("version", version)
-            w.key("value_base64")
-            w.base64(UnsafeBufferPointer(rebasing: record[start..<end]))
-            w.endObject()
+            w.attribute(type: type, version: version, value: UnsafeBufferPointer(rebasing: record[start..<end]))
             return true
         }
         if listed { w.endArray() }
@@ -141,12 +136,7 @@ extension ReceiptReport {
     }
 
     private static func writeUnknown(_ a: UnknownAttribute, into w: inout JSONWriter) {
-        w.beginObject()
-        w.field("type", a.type)
-        w.field("version", a.version)
-        w.key("value_base64")
-        w.base64(a.value)
-        w.endObject()
+        a.value.withUnsafeBufferPointer { w.attribute(type: a.type, version: a.version, value: $0) }
     }
 }
 

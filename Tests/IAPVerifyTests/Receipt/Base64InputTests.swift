@@ -75,4 +75,36 @@ final class Base64InputTests: XCTestCase {
             }
         }
     }
+
+    /// Texts long enough for the AVX2 bulk (32 characters a step): every byte value at every
+    /// position of three steps and a tail, each text taken only when all of it is in the alphabet,
+    /// then decoded as OpenSSL decodes it; and every length around the step size.
+    func testTheBulkStepsAgreeWithOpenSSL() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var seed: UInt64 = 0x5DEECE66D
+        func next() -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int(seed >> 33) }
+        let text = (0..<108).map { _ in alphabet[next() % 64] }   // three steps and a tail of 12
+        let inAlphabet = Set(alphabet)
+        for at in text.indices {
+            for b in 0...255 {
+                var mutant = text
+                mutant[at] = UInt8(b)
+                let r = both(mutant)
+                if inAlphabet.contains(UInt8(b)) || (b == Int(UInt8(ascii: "=")) && at == text.count - 1) {
+                    XCTAssertNotNil(r.plain, "byte \(b) at \(at)")   // a final "=" is padding
+                    XCTAssertEqual(r.plain, r.permissive, "byte \(b) at \(at)")
+                } else {
+                    XCTAssertNil(r.plain, "byte \(b) at \(at)")
+                }
+            }
+        }
+        // Every length from 1 to 200 decoded bytes: bulk, tail and padding meet at every offset.
+        for length in 1...200 {
+            let raw = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
+            let encoded = Array(Base64.encode(raw).utf8)
+            let r = both(encoded)
+            XCTAssertEqual(r.plain, raw, "length \(length)")
+            XCTAssertEqual(r.permissive, raw, "length \(length)")
+        }
+    }
 }
