@@ -51,12 +51,13 @@ enum DeliveryPlanner {
         for order in sortedOrders {
             let earliest = order.createdMs.subtractingReportingOverflow(orderSlackMs)
             let floor = earliest.overflow ? Int64.min : earliest.partialValue
-            let match = transactions.first { t in
-                t.productID == order.productID && !used.contains(t.transactionID) && !deliveredSet.contains(t.transactionID)
-                    && !t.isRevoked(at: nowMs) && (t.purchaseDateMs.map { $0 >= floor } ?? false)
-            }
-            if let match { used.insert(match.transactionID) }
-            plan.orders.append(OrderMatch(orderID: order.orderID, transactionID: match?.transactionID))
+            let match = transactions.indices.first { i in
+                transactions[i].productID == order.productID && !used.contains(transactions[i].transactionID)
+                    && !deliveredSet.contains(transactions[i].transactionID) && !transactions[i].isRevoked(at: nowMs)
+                    && (transactions[i].purchaseDateMs.map { $0 >= floor } ?? false)
+            }.map { transactions[$0].transactionID }
+            if let match { used.insert(match) }
+            plan.orders.append(OrderMatch(orderID: order.orderID, transactionID: match))
         }
         return plan
     }

@@ -123,8 +123,14 @@ public enum EntitlementEngine {
         // small integers, and use indices into `transactions`, so no purchase is copied while
         // it is being judged.
         var products = InternTable(), chains = InternTable()
-        let productOf = transactions.map { products.id($0.productID) }
-        let chainOf = transactions.map { chains.id($0.chainID) }
+        // By index: `map` handed each purchase to its closure as a copy (every text field retained).
+        var productOf: [Int] = [], chainOf: [Int] = []
+        productOf.reserveCapacity(transactions.count)
+        chainOf.reserveCapacity(transactions.count)
+        for i in transactions.indices {
+            productOf.append(products.id(transactions[i].productID))
+            chainOf.append(chains.id(transactions[i].chainID))
+        }
         let rules = catalog ?? inferredRules(transactions, productOf, products)
         let ruleOfProduct: [ProductRule?] = products.names.map { rules[$0] }
         let ruleOf: [ProductRule?] = productOf.map { ruleOfProduct[$0] }
