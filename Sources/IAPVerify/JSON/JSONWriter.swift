@@ -175,6 +175,11 @@ struct JSONWriter {
     /// An integer's digits, with no separator.
     private mutating func digits(_ v: Int64) {
         reserve(20)
+        if v >= 0, v < 10 {   // versions, quantities, flags: most integers a result holds
+            base[count] = UInt8(truncatingIfNeeded: 48 + v)
+            count += 1
+            return
+        }
         if v < 0 { base[count] = UInt8(ascii: "-"); count += 1 }
         var magnitude = v.magnitude
         // The digit count from the bit length (log10 2 ≈ 1233/4096) and one compare with a power of
