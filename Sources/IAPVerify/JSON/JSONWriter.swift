@@ -226,19 +226,22 @@ struct JSONWriter {
     mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
     mutating func null() { separate(); put("null") }
 
-    /// A JSON string holding `raw` as standard base64 (OpenSSL's encoder, straight into the buffer).
+    /// A JSON string holding `raw` as standard base64.
     mutating func base64<C: Collection>(_ raw: C) where C.Element == UInt8 {
         separate()
-        let n = raw.count
-        guard n > 0, n < Int(Int32.max) / 2 else { put("\"\""); return }
-        let needed = (n + 2) / 3 * 4 + 1
-        reserve(needed + 2)
-        base[count] = UInt8(ascii: "\"")
-        let out = base + count + 1
-        let written = raw.withContiguousStorageIfAvailable { EVP_EncodeBlock(out, $0.baseAddress, Int32($0.count)) }
-            ?? Array(raw).withUnsafeBufferPointer { EVP_EncodeBlock(out, $0.baseAddress, Int32($0.count)) }
-        count += 1 + Int(max(0, written))
         put(UInt8(ascii: "\""))
+        let done: Void? = raw.withContiguousStorageIfAvailable { base64Digits($0) }
+        if done == nil { Array(raw).withUnsafeBufferPointer { base64Digits($0) } }
+        put(UInt8(ascii: "\""))
+    }
+
+    /// `raw` as standard base64 without quotes (OpenSSL's encoder, straight into the buffer);
+    /// nothing for an empty value or one too long for the encoder.
+    private mutating func base64Digits(_ raw: UnsafeBufferPointer<UInt8>) {
+        let n = raw.count
+        guard n > 0, n < Int(Int32.max) / 2, let from = raw.baseAddress else { return }
+        reserve((n + 2) / 3 * 4 + 1)
+        count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
     }
 
     /// `{"type":T,"version":V,"value_base64":"…"}`: an attribute a receipt carries that the library
@@ -251,11 +254,7 @@ struct JSONWriter {
         put(#","version":"#)
         digits(version)
         put(#","value_base64":""#)
-        let n = value.count
-        if n > 0, n < Int(Int32.max) / 2, let from = value.baseAddress {
-            reserve((n + 2) / 3 * 4 + 1)
-            count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
-        }
+        base64Digits(value)
         put(#""}"#)
         first = false
     }
