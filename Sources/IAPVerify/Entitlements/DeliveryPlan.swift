@@ -25,8 +25,8 @@ enum DeliveryPlanner {
     /// A purchase may pay an order created up to this long after it (clock skew, slow clients).
     static let orderSlackMs: Int64 = 5 * 60 * 1000
 
-    /// - Parameter ruleOf: the catalog rule of each transaction's product (nil when unlisted).
-    static func plan(_ transactions: [Transaction], _ ruleOf: [ProductRule?], nowMs: Int64,
+    /// - Parameter typeOf: the type of each transaction's product (nil when unlisted).
+    static func plan(_ transactions: [Transaction], _ typeOf: [ProductType?], nowMs: Int64,
                      delivered: [String], orders: [PendingOrder]) -> DeliveryPlan {
         let deliveredSet = Set(delivered)
         func item(_ t: Transaction) -> DeliveryItem {
@@ -42,7 +42,7 @@ enum DeliveryPlanner {
                 if revoked { plan.toRevoke.append(item(transactions[i])) }
                 continue
             }
-            guard !revoked, let type = ruleOf[i]?.type, type == .consumable || type == .nonConsumable else { continue }
+            guard !revoked, let type = typeOf[i], type == .consumable || type == .nonConsumable else { continue }
             plan.toDeliver.append(item(transactions[i]))
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.

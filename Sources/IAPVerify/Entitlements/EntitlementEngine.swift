@@ -133,13 +133,16 @@ public enum EntitlementEngine {
         }
         let rules = catalog ?? inferredRules(transactions, productOf, products)
         let ruleOfProduct: [ProductRule?] = products.names.map { rules[$0] }
-        let ruleOf: [ProductRule?] = productOf.map { ruleOfProduct[$0] }
-        var renewalByChain: [String: RenewalInfo] = [:]
-        for r in renewals {
-            if let old = renewalByChain[r.originalTransactionID] {
-                renewalByChain[r.originalTransactionID] = preferredRenewal(old, r)
+        // Each purchase's product type (a rule copied per purchase retained its texts).
+        let typeOfProduct: [ProductType?] = ruleOfProduct.map { $0?.type }
+        let typeOf: [ProductType?] = productOf.map { typeOfProduct[$0] }
+        // By index: a RenewalInfo copy retains each of its twenty-odd text fields.
+        var renewalByChain: [String: Int] = [:]
+        for k in renewals.indices {
+            if let old = renewalByChain[renewals[k].originalTransactionID] {
+                if renewalPrefersSecond(renewals, old, k) { renewalByChain[renewals[k].originalTransactionID] = k }
             } else {
-                renewalByChain[r.originalTransactionID] = r
+                renewalByChain[renewals[k].originalTransactionID] = k
             }
         }
 
@@ -148,7 +151,7 @@ public enum EntitlementEngine {
         for i in transactions.indices {
             report.purchases.append(PurchaseRecord(
                 transactionID: transactions[i].transactionID, originalTransactionID: transactions[i].originalTransactionID,
-                productID: transactions[i].productID, type: ruleOf[i]?.type, quantity: transactions[i].quantity,
+                productID: transactions[i].productID, type: typeOf[i], quantity: transactions[i].quantity,
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
         // With a catalog: the products it does not name. Without one: the products whose type
@@ -168,7 +171,7 @@ public enum EntitlementEngine {
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
         var heads = [Int](repeating: -1, count: chains.names.count)
-        for i in transactions.indices where ruleOf[i]?.type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
+        for i in transactions.indices where typeOf[i] == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
             let h = heads[chainOf[i]]
             if h >= 0, !expiryOrder(transactions, h, i) { continue }
             heads[chainOf[i]] = i
@@ -194,7 +197,8 @@ public enum EntitlementEngine {
             for (chain, txns) in chainMembers {
                 let chainID = chains.names[chain]
                 let head = heads[chain] >= 0 ? transactions[heads[chain]].transactionID : nil
-                if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID], head, rules, grace, nowMs) {
+                if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID].map { renewals[$0] }, head,
+                                             rules, grace, nowMs) {
                     candidates.append(c)
                 }
             }
@@ -205,8 +209,8 @@ public enum EntitlementEngine {
             report.entitlements.append(chosen)
         }
         report.entitlements.sort { $0.id < $1.id }
-        report.introEligible = introEligibility(transactions, ruleOf, rules: rules, catalog: catalog)
-        report.delivery = DeliveryPlanner.plan(transactions, ruleOf, nowMs: nowMs, delivered: delivered, orders: orders)
+        report.introEligible = introEligibility(transactions, productOf, ruleOfProduct, rules: rules, catalog: catalog)
+        report.delivery = DeliveryPlanner.plan(transactions, typeOf, nowMs: nowMs, delivered: delivered, orders: orders)
         return report
     }
 
@@ -227,11 +231,11 @@ public enum EntitlementEngine {
         chosen.reserveCapacity(items.count)
         var duplicates = false
         for i in items.indices {
-            if let j = chosen[items[i].transactionID] {
+            // One lookup: the slot is made (holding i) when the id is new.
+            let j = InternTable.settle(&chosen[items[i].transactionID, default: i])
+            if j != i {
                 duplicates = true
                 if Transaction.prefersSecond(items[j], items[i]) { chosen[items[i].transactionID] = i }
-            } else {
-                chosen[items[i].transactionID] = i
             }
         }
         if duplicates {
@@ -264,13 +268,14 @@ public enum EntitlementEngine {
         return false
     }
 
-    private static func preferredRenewal(_ a: RenewalInfo, _ b: RenewalInfo) -> RenewalInfo {
+    /// True when renewal `b` wins over `a` for their chain (by index: read in place, not copied).
+    private static func renewalPrefersSecond(_ all: [RenewalInfo], _ a: Int, _ b: Int) -> Bool {
         // The later signed statement is Apple's current word; unsigned ones fail closed.
-        if let x = a.commerce.signedDateMs, let y = b.commerce.signedDateMs, x != y { return x > y ? a : b }
+        if let x = all[a].commerce.signedDateMs, let y = all[b].commerce.signedDateMs, x != y { return !(x > y) }
         // Fail closed: billing retry and "will not renew" win over their opposites.
-        if a.isInBillingRetryPeriod != b.isInBillingRetryPeriod { return a.isInBillingRetryPeriod == true ? a : b }
-        if a.autoRenewStatus != b.autoRenewStatus { return a.autoRenewStatus == false ? a : b }
-        return (a.autoRenewProductID ?? "") <= (b.autoRenewProductID ?? "") ? a : b
+        if all[a].isInBillingRetryPeriod != all[b].isInBillingRetryPeriod { return all[a].isInBillingRetryPeriod != true }
+        if all[a].autoRenewStatus != all[b].autoRenewStatus { return all[a].autoRenewStatus != false }
+        return !((all[a].autoRenewProductID ?? "") <= (all[b].autoRenewProductID ?? ""))
     }
 
     /// Apple's signed `type` as a product type; nil for a type this library does not know.
@@ -526,7 +531,8 @@ public enum EntitlementEngine {
 
     // MARK: - Introductory offers
 
-    private static func introEligibility(_ txns: [Transaction], _ ruleOf: [ProductRule?], rules: [String: ProductRule],
+    private static func introEligibility(_ txns: [Transaction], _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
+                                         rules: [String: ProductRule],
                                          catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
         var groups: [String: Bool] = [:]
         if catalog != nil {
@@ -536,7 +542,7 @@ public enum EntitlementEngine {
         }
         // By index: a purchase read in place, not copied (a copy retains every text field).
         for i in txns.indices {
-            let group = catalog != nil ? ruleOf[i]?.group : txns[i].subscriptionGroupIdentifier
+            let group = catalog != nil ? ruleOfProduct[productOf[i]]?.group : txns[i].subscriptionGroupIdentifier
             guard let g = group else { continue }
             if groups[g] == nil { groups[g] = true }
             if txns[i].isTrialPeriod || txns[i].isInIntroOfferPeriod { groups[g] = false }
@@ -549,17 +555,39 @@ public enum EntitlementEngine {
 struct InternTable {
     private(set) var names: [String] = []
     private var ids: [String: Int] = [:]
+    /// The last few texts looked up, by the address of their bytes: a receipt's purchases share
+    /// one String per product and chain (RecentTexts), so most lookups are answered by an address
+    /// compare instead of hashing the text. Each entry holds its String, so the address cannot be
+    /// reused for other text while it is here.
+    private var recent: [(text: String, bytes: UnsafeRawPointer, count: Int, id: Int)] = []
+    private var nextRecent = 0
 
     /// The id of `name`, given a new one when unseen (one hash either way).
     mutating func id(_ name: String) -> Int {
+        let bytes = Self.heapBytes(name)
+        if let bytes {
+            let count = name.utf8.count
+            for r in recent where r.bytes == bytes && r.count == count { return r.id }
+        }
         let next = names.count
         let id = Self.settle(&ids[name, default: next])
         if id == next { names.append(name) }
+        if let bytes {
+            let entry = (text: name, bytes: bytes, count: name.utf8.count, id: id)
+            if recent.count < 4 { recent.append(entry) } else { recent[nextRecent] = entry; nextRecent = (nextRecent + 1) & 3 }
+        }
         return id
+    }
+
+    /// Where a String's bytes live when it keeps them on the heap (more than 15 bytes: shorter
+    /// ones are stored in the value itself, and their bytes have no lasting address).
+    private static func heapBytes(_ s: String) -> UnsafeRawPointer? {
+        guard s.utf8.count > 15 else { return nil }
+        return s.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
     }
 
     func existingID(_ name: String) -> Int? { ids[name] }
 
     /// Reads through the defaulting subscript's in-place access, which inserts and reads in one lookup.
-    private static func settle(_ slot: inout Int) -> Int { slot }
+    static func settle(_ slot: inout Int) -> Int { slot }
 }

@@ -10,16 +10,19 @@ extension EntitlementReport {
         w.endArray()
         w.key("purchases")
         w.beginArray()
-        for p in purchases {
-            w.beginObject()
-            w.field("transaction_id", p.transactionID)
-            w.field("original_transaction_id", p.originalTransactionID)
-            w.field("product_id", p.productID)
-            w.field("type", p.type?.rawValue ?? "unknown")
-            w.field("quantity", p.quantity)
-            w.field("purchase_date_ms", p.purchaseDateMs)
-            w.field("revoked", p.revoked)
-            w.endObject()
+        purchases.withUnsafeBufferPointer { list in
+            // Read in place: a copy of each record retained and released its three ids.
+            for p in list.indices {
+                w.beginObject()
+                w.field("transaction_id", list[p].transactionID)
+                w.field("original_transaction_id", list[p].originalTransactionID)
+                w.field("product_id", list[p].productID)
+                w.field("type", list[p].type?.rawValue ?? "unknown")
+                w.field("quantity", list[p].quantity)
+                w.field("purchase_date_ms", list[p].purchaseDateMs)
+                w.field("revoked", list[p].revoked)
+                w.endObject()
+            }
         }
         w.endArray()
         w.key("delivery")

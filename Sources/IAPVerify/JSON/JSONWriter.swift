@@ -119,8 +119,12 @@ struct JSONWriter {
 
     private mutating func put(_ p: UnsafeBufferPointer<UInt8>) { put(UnsafeRawBufferPointer(p)) }
 
-    private mutating func put(_ literal: StaticString) {
-        put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    /// Literals are short: copied inline, not through a call into memmove.
+    @inline(__always) private mutating func put(_ literal: StaticString) {
+        let n = literal.utf8CodeUnitCount
+        reserve(n)
+        Self.copy(base + count, literal.utf8Start, n)
+        count += n
     }
 
     @inline(__always) private mutating func separate() {
@@ -241,8 +245,43 @@ struct JSONWriter {
         let n = raw.count
         guard n > 0, n < Int(Int32.max) / 2, let from = raw.baseAddress else { return }
         reserve((n + 2) / 3 * 4 + 1)
-        count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
+        if n <= Self.shortBase64 {
+            count += Self.encodeShortBase64(from, n, into: base + count)
+        } else {
+            count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
+        }
     }
+
+    /// Values up to this many bytes are encoded here: most unknown attributes hold two or three
+    /// bytes, and the call into OpenSSL cost more than their digits.
+    static let shortBase64 = 48
+
+    /// Standard base64 with padding, as EVP_EncodeBlock writes it; returns the digits written.
+    static func encodeShortBase64(_ from: UnsafePointer<UInt8>, _ n: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        let alphabet = Self.base64Alphabet.utf8Start
+        var i = 0, o = 0
+        while i + 3 <= n {
+            let v = Int(from[i]) << 16 | Int(from[i + 1]) << 8 | Int(from[i + 2])
+            out[o] = alphabet[v >> 18]
+            out[o + 1] = alphabet[(v >> 12) & 63]
+            out[o + 2] = alphabet[(v >> 6) & 63]
+            out[o + 3] = alphabet[v & 63]
+            i += 3
+            o += 4
+        }
+        if i < n {
+            let two = i + 1 < n
+            let v = Int(from[i]) << 16 | (two ? Int(from[i + 1]) << 8 : 0)
+            out[o] = alphabet[v >> 18]
+            out[o + 1] = alphabet[(v >> 12) & 63]
+            out[o + 2] = two ? alphabet[(v >> 6) & 63] : UInt8(ascii: "=")
+            out[o + 3] = UInt8(ascii: "=")
+            o += 4
+        }
+        return o
+    }
+
+    private static let base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
     /// `{"type":T,"version":V,"value_base64":"…"}`: an attribute a receipt carries that the library
     /// does not read, the object a result repeats most (seven a purchase in most receipts), written

@@ -155,6 +155,14 @@ final class CodecTests: XCTestCase {
         }
         XCTAssertEqual(RFC3339.format(1_437_663_784_000), "2015-07-23T15:03:04Z")
         XCTAssertEqual(RFC3339.format(ms("4001-01-01T00:00:00Z") ?? 0), "4001-01-01T00:00:00Z")
+        // Years 0-9999 are written into one buffer, others by parts: both sides of each edge.
+        let written: [(Int64, String)] = [
+            (0, "1970-01-01T00:00:00Z"), (-1, "1969-12-31T23:59:59Z"), (999, "1970-01-01T00:00:00Z"),
+            (951_782_400_000, "2000-02-29T00:00:00Z"), (4_107_542_399_999, "2100-02-28T23:59:59Z"),
+            (253_402_300_799_999, "9999-12-31T23:59:59Z"), (253_402_300_800_000, "10000-01-01T00:00:00Z"),
+            (-62_167_219_200_000, "0000-01-01T00:00:00Z"), (-62_167_219_200_001, "00-1-12-31T23:59:59Z"),
+        ]
+        for (value, text) in written { XCTAssertEqual(RFC3339.format(value), text, "\(value)") }
     }
 
     func testBase64() {
@@ -182,10 +190,11 @@ final class CodecTests: XCTestCase {
     }
 
     func testJSONWriterBase64() {
-        // Every length up to 3 quads and a few longer, with bytes that reach every sextet.
+        // Every length to past the writer's own encoder (up to JSONWriter.shortBase64 bytes) and into
+        // OpenSSL's, with bytes that reach every sextet.
         var inputs: [[UInt8]] = [[], [1], [1, 2], [1, 2, 3], Array(0...255), [0xFF], [0xFF, 0xFF], [0xFB, 0xFF, 0xBF]]
         var seed: UInt64 = 42
-        for length in 0...40 {
+        for length in 0...(JSONWriter.shortBase64 + 12) {
             inputs.append((0..<length).map { _ in seed = seed &* 6364136223846793005 &+ 1; return UInt8(truncatingIfNeeded: seed >> 56) })
         }
         for raw in inputs {
