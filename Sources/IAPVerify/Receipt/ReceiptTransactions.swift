@@ -22,6 +22,11 @@ extension Transaction {
     private init?(forEngine p: InAppPurchase, reusing recent: inout RecentTexts) {
         guard let transactionID = p.transactionID, let productID = recent.text(p, p.productIDText) else { return nil }
         self.init(transactionID: transactionID, productID: productID)
+        fill(forEngine: p, reusing: &recent)
+    }
+
+    /// Everything but the ids `init(transactionID:productID:)` takes.
+    private mutating func fill(forEngine p: InAppPurchase, reusing recent: inout RecentTexts) {
         originalTransactionID = recent.text(p, p.originalTransactionIDText)
         quantity = p.quantity ?? 1
         purchaseDateMs = p.purchaseDateMs
@@ -37,7 +42,14 @@ extension Transaction {
         var out: [Transaction] = []
         out.reserveCapacity(purchases.count)
         var recent = RecentTexts()
-        for i in purchases.indices { if let t = Transaction(forEngine: purchases[i], reusing: &recent) { out.append(t) } }
+        for i in purchases.indices {
+            // Made in the array: a purchase made as an optional and unwrapped was copied (every
+            // text field retained) and the original destroyed.
+            guard let transactionID = purchases[i].transactionID,
+                  let productID = recent.text(purchases[i], purchases[i].productIDText) else { continue }
+            out.append(Transaction(transactionID: transactionID, productID: productID))
+            out[out.count - 1].fill(forEngine: purchases[i], reusing: &recent)
+        }
         return out
     }
 }
@@ -50,7 +62,9 @@ struct RecentTexts {
 
     mutating func text(_ p: InAppPurchase, _ view: TextView) -> String? {
         p.withText(view) { bytes -> String in
-            for s in texts where Self.same(s, bytes) { return s }
+            // By index, read in place: iterating the Strings copied each one (a retain and a
+            // release per candidate), and most lookups compare several.
+            for i in texts.indices where Self.same(texts[i], bytes) { return texts[i] }
             let s = String(decoding: bytes, as: UTF8.self)
             if texts.count < 8 { texts.append(s) } else { texts[next] = s; next = (next + 1) % 8 }
             return s
@@ -58,9 +72,11 @@ struct RecentTexts {
     }
 
     private static func same(_ s: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var s = s
-        return s.withUTF8 { u in
-            u.count == bytes.count && (u.count == 0 || memcmp(u.baseAddress!, bytes.baseAddress!, u.count) == 0)
+        guard s.utf8.count == bytes.count else { return false }
+        if bytes.count == 0 { return true }
+        if let equal = s.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            return equal
         }
+        return s.utf8.elementsEqual(bytes)
     }
 }
