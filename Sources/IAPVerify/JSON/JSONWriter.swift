@@ -192,22 +192,24 @@ struct JSONWriter {
         let digits = max(1, estimate + (magnitude >= Self.powersOfTen[estimate] ? 1 : 0))
         // Two digits per division (dates in milliseconds have 13), from the right.
         let pairs = Self.digitPairs.utf8Start
-        var at = count + digits
+        // Wrapping arithmetic: none of it can overflow (at most 19 digits), and the checks were a
+        // good part of the loop.
+        var at = count &+ digits
         while magnitude >= 100 {
-            let pair = Int(magnitude % 100) * 2
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
             magnitude /= 100
-            at -= 2
+            at &-= 2
             base[at] = pairs[pair]
-            base[at + 1] = pairs[pair + 1]
+            base[at &+ 1] = pairs[pair &+ 1]
         }
         if magnitude >= 10 {
-            let pair = Int(magnitude) * 2
-            base[at - 2] = pairs[pair]
-            base[at - 1] = pairs[pair + 1]
+            let pair = Int(truncatingIfNeeded: magnitude) &* 2
+            base[at &- 2] = pairs[pair]
+            base[at &- 1] = pairs[pair &+ 1]
         } else {
-            base[at - 1] = UInt8(truncatingIfNeeded: 48 + magnitude)
+            base[at &- 1] = UInt8(truncatingIfNeeded: 48 &+ magnitude)
         }
-        count += digits
+        count &+= digits
     }
 
     /// A number as a JSON string of its decimal digits (ids Apple signs as INTEGERs).
@@ -324,10 +326,30 @@ struct JSONWriter {
         }
     }
 
+    /// False when none of the eight bytes in `x` is below 0x20, a quote, a backslash or DEL.
+    /// (Each test is exact for "some byte": a borrow reaches a higher byte only from a byte that
+    /// already matched.) True sends the step to the byte loop, which decides.
+    @inline(__always) static func mayNeedEscape(_ x: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func anyBelow(_ v: UInt64, _ n: UInt64) -> Bool { (v &- ones &* n) & ~v & high != 0 }
+        return anyBelow(x, 0x20) || anyBelow(x ^ (ones &* 0x22), 1) || anyBelow(x ^ (ones &* 0x5C), 1)
+            || anyBelow(x ^ (ones &* 0x7F), 1)
+    }
+
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
         // Fast path: nothing to escape, copy the bytes at once with both quotes.
         var plain = true
-        for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { plain = false; break }
+        if let p = utf8.baseAddress {
+            // Eight bytes a step, then one at a time.
+            let n = utf8.count
+            var i = 0
+            while i + 8 <= n, !Self.mayNeedEscape(UnsafeRawPointer(p).loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+            while i < n {
+                let b = p[i]
+                if b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { plain = false; break }
+                i += 1
+            }
+        }
         if plain {
             let n = utf8.count
             reserve(n + 2)

@@ -88,14 +88,15 @@ extension ReceiptReport {
                 // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
                 // what only a receipt record carries; text copied from the record as it was signed.
                 w.beginObject()
-                var row = ReceiptRecordRow(purchases[i])
-                purchases[i].record.withUnsafeBufferPointer { text in
+                let p = purchases.baseAddress! + i   // through the pointer: a subscript copied the purchase
+                var row = ReceiptRecordRow(p.pointee)
+                p.pointee.record.withUnsafeBufferPointer { text in
                     ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)
-                    w.optional("product_type", purchases[i].productType)
-                    if purchases[i].isPlainDER {
+                    w.optional("product_type", p.pointee.productType)
+                    if p.pointee.isPlainDER {
                         Self.writeUnknown(inPlainRecord: text, into: &w)
                     } else {
-                        Self.writeUnknown(of: purchases[i], into: &w)
+                        Self.writeUnknown(of: p.pointee, into: &w)
                     }
                 }
                 w.endObject()

@@ -9,25 +9,18 @@ import Glibc
 extension Transaction {
     /// A decoded receipt purchase as a transaction; nil when it lacks the ids the engine needs.
     init?(_ p: InAppPurchase) {
-        var recent = RecentTexts()
-        self.init(forEngine: p, reusing: &recent)
+        guard let t = Transaction.all([p]).first else { return nil }
+        self = t
         webOrderLineItemID = p.webOrderLineItemID
         promotionalOfferID = p.promotionalOfferID
     }
 
-    /// The same without the web order line item and offer ids, which the engine never reads (they
-    /// cost a String each per purchase), taking product and chain ids from `recent` when an
-    /// earlier purchase had them: a receipt repeats a few products and chains across all its
-    /// purchases.
-    private init?(forEngine p: InAppPurchase, reusing recent: inout RecentTexts) {
-        guard let transactionID = p.transactionID, let productID = recent.text(p, p.productIDText) else { return nil }
-        self.init(transactionID: transactionID, productID: productID)
-        fill(forEngine: p, reusing: &recent)
-    }
-
-    /// Everything but the ids `init(transactionID:productID:)` takes.
-    private mutating func fill(forEngine p: InAppPurchase, reusing recent: inout RecentTexts) {
-        originalTransactionID = recent.text(p, p.originalTransactionIDText)
+    /// Everything but the ids `init(transactionID:productID:)` takes, and the web order line item
+    /// and offer ids, which the engine never reads (they cost a String each per purchase); product
+    /// and chain ids come from `recent` when an earlier purchase had them (a receipt repeats a few
+    /// products and chains across all its purchases). `record` holds the bytes the views point into.
+    private mutating func fill(forEngine p: InAppPurchase, record: UnsafeBufferPointer<UInt8>, reusing recent: inout RecentTexts) {
+        originalTransactionID = recent.text(p.originalTransactionIDText.bytes(in: record))
         quantity = p.quantity ?? 1
         purchaseDateMs = p.purchaseDateMs
         originalPurchaseDateMs = p.originalPurchaseDateMs
@@ -42,13 +35,20 @@ extension Transaction {
         var out: [Transaction] = []
         out.reserveCapacity(purchases.count)
         var recent = RecentTexts()
-        for i in purchases.indices {
-            // Made in the array: a purchase made as an optional and unwrapped was copied (every
-            // text field retained) and the original destroyed.
-            guard let transactionID = purchases[i].transactionID,
-                  let productID = recent.text(purchases[i], purchases[i].productIDText) else { continue }
-            out.append(Transaction(transactionID: transactionID, productID: productID))
-            out[out.count - 1].fill(forEngine: purchases[i], reusing: &recent)
+        purchases.withUnsafeBufferPointer { list in
+            for i in list.indices {
+                // The purchase read through a pointer and its record's bytes taken once (a
+                // purchase passed by subscript, and each view read through it, retained and
+                // released the payload's storage), the transaction made in the array (made as an
+                // optional and unwrapped, it was copied, every text field retained).
+                let p = list.baseAddress! + i
+                p.pointee.record.withUnsafeBufferPointer { record in
+                    guard let id = p.pointee.transactionIDText.bytes(in: record),
+                          let productID = recent.text(p.pointee.productIDText.bytes(in: record)) else { return }
+                    out.append(Transaction(transactionID: String(decoding: id, as: UTF8.self), productID: productID))
+                    out[out.count - 1].fill(forEngine: p.pointee, record: record, reusing: &recent)
+                }
+            }
         }
         return out
     }
@@ -60,8 +60,8 @@ struct RecentTexts {
     private var texts: [String] = []
     private var next = 0
 
-    mutating func text(_ p: InAppPurchase, _ view: TextView) -> String? {
-        p.withText(view) { bytes -> String in
+    mutating func text(_ view: UnsafeBufferPointer<UInt8>?) -> String? {
+        view.map { bytes -> String in
             // By index, read in place: iterating the Strings copied each one (a retain and a
             // release per candidate), and most lookups compare several.
             for i in texts.indices where Self.same(texts[i], bytes) { return texts[i] }

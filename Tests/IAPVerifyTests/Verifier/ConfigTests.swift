@@ -189,6 +189,50 @@ final class CodecTests: XCTestCase {
         XCTAssertNil(ReceiptPayloadDecoder.int64([]))
     }
 
+    /// The writer scans eight bytes a step for bytes to escape: every byte value at every position
+    /// of strings long enough for two steps and a tail must come out as a byte-by-byte escaper
+    /// writes it, and the step test must be exact on every word of one repeated byte.
+    func testJSONWriterEscapesEveryByteAtEveryPosition() {
+        func reference(_ bytes: [UInt8]) -> String {
+            var out = "\""
+            for b in bytes {
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case 0..<0x20, 0x7F: out += String(format: "\\u%04x", b)
+                default: out += String(UnicodeScalar(b))
+                }
+            }
+            return out + "\""
+        }
+        func needs(_ b: UInt8) -> Bool { b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F }
+        // One byte of every value at every place in a word of each filler, high bytes included.
+        for filler: UInt8 in [0x61, 0x20, 0x21, 0x23, 0x5D, 0x7E, 0x80, 0xC3, 0xFF, 0x00] {
+            for at in 0..<8 {
+                for value in UInt8(0)...UInt8(0xFF) {
+                    var word = [UInt8](repeating: filler, count: 8)
+                    word[at] = value
+                    let x = word.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    XCTAssertEqual(JSONWriter.mayNeedEscape(x), word.contains(where: needs), "\(word)")
+                }
+            }
+        }
+        for length in [1, 7, 8, 9, 15, 16, 17, 23] {
+            for at in 0..<length {
+                for value in UInt8(0)...UInt8(0x7F) {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[at] = value
+                    var w = JSONWriter()
+                    bytes.withUnsafeBufferPointer { w.string(utf8: $0) }
+                    XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), reference(bytes), "length \(length), byte \(value) at \(at)")
+                }
+            }
+        }
+    }
+
     func testJSONWriterBase64() {
         // Every length to past the writer's own encoder (up to JSONWriter.shortBase64 bytes) and into
         // OpenSSL's, with bytes that reach every sextet.
