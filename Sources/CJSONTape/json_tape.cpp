@@ -68,32 +68,45 @@ std::string_view string_at(const simdjson::dom::document &doc, uint32_t at) {
     return std::string_view(reinterpret_cast<const char *>(p + sizeof n), n);
 }
 
+// The same for an object with many keys: all of them sorted, then neighbours compared.
+bool has_duplicate_key_sorted(const simdjson::dom::document &doc, uint32_t at, uint32_t end) {
+    json_tape_view t{doc.tape.get(), doc.string_buf.get()};
+    thread_local std::vector<std::string_view> keys;
+    keys.clear();
+    for (uint32_t i = at + 1; i < end; i = json_tape_after(t, i + 1)) keys.push_back(string_at(doc, i));
+    std::sort(keys.begin(), keys.end());
+    return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+}
+
 // True when some key of the object at `at` appears twice.
 bool has_duplicate_key(const simdjson::dom::document &doc, uint32_t at) {
     json_tape_view t{doc.tape.get(), doc.string_buf.get()};
     uint32_t end = json_tape_end(t, at);
-    thread_local std::vector<std::string_view> keys;
-    keys.clear();
-    for (uint32_t i = at + 1; i < end; i = json_tape_after(t, i + 1)) keys.push_back(string_at(doc, i));
-    if (keys.size() <= 32) {
-        // A 6-bit signature of each key (its length and end bytes) in a 64-bit mask: keys are
-        // compared only when their signatures meet, so distinct keys cost one test each.
-        uint64_t seen = 0;
-        uint8_t signature[32];
-        for (size_t b = 0; b < keys.size(); b++) {
-            const std::string_view k = keys[b];
-            unsigned mix = k.empty() ? 0 : unsigned(k.size() * 7 + uint8_t(k.front()) * 3 + uint8_t(k.back()));
-            signature[b] = uint8_t(mix & 63);
-            if (seen & (uint64_t(1) << signature[b])) {
-                for (size_t a = 0; a < b; a++)
-                    if (signature[a] == signature[b] && keys[a] == k) return true;
-            }
-            seen |= uint64_t(1) << signature[b];
+    // Up to 32 keys (every object Apple sends): kept on the stack, each with a 6-bit signature
+    // (its length and three bytes) in a 64-bit mask, so that keys are compared only when their
+    // signatures meet and distinct keys cost one test each. (A per-thread list cost a TLS lookup
+    // per object in a shared library.)
+    std::string_view keys[32];
+    uint8_t signature[32];
+    uint64_t seen = 0;
+    size_t n = 0;
+    for (uint32_t i = at + 1; i < end; i = json_tape_after(t, i + 1)) {
+        if (n == 32) return has_duplicate_key_sorted(doc, at, end);
+        const std::string_view k = string_at(doc, i);
+        const size_t len = k.size();
+        const unsigned mix = len == 0 ? 0
+            : unsigned(len * 7 + uint8_t(k[0]) * 3 + uint8_t(k[len - 1]) + uint8_t(k[len >> 1]) * 5);
+        const uint8_t s = uint8_t((mix ^ (mix >> 6)) & 63);
+        if (seen & (uint64_t(1) << s)) {
+            for (size_t a = 0; a < n; a++)
+                if (signature[a] == s && keys[a] == k) return true;
         }
-        return false;
+        seen |= uint64_t(1) << s;
+        keys[n] = k;
+        signature[n] = s;
+        n++;
     }
-    std::sort(keys.begin(), keys.end());
-    return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+    return false;
 }
 
 // What simdjson accepts but the project's JSON rules refuse (the same rules as Jansson's strict

@@ -46,4 +46,29 @@ final class DeduplicationTests: XCTestCase {
         }
         XCTAssertGreaterThan(repeated, 500)
     }
+
+    /// Interning answers a String it saw recently by the address of its bytes: the same String
+    /// shared, the same text in another String, short texts (kept in the value), more distinct
+    /// texts than it remembers, and canonically equal texts (which String equality joins) must
+    /// all get the ids a plain dictionary gives.
+    func testInterningByAddressAgreesWithADictionary() {
+        let long = (0..<7).map { "com.example.product.number.\($0)" }
+        var texts: [String] = []
+        for round in 0..<40 {
+            let k = (round * 5) % long.count
+            texts.append(long[k])                                  // the same String again
+            texts.append(String(decoding: Array(long[k].utf8), as: UTF8.self))   // its text, new storage
+            texts.append("p\(round % 3)")                         // short: no lasting address
+        }
+        texts += ["caf\u{E9}-long-enough-to-be-on-the-heap", "cafe\u{301}-long-enough-to-be-on-the-heap",
+                  "\u{212B}ngstrom-long-enough-to-be-on-the-heap", "\u{C5}ngstrom-long-enough-to-be-on-the-heap"]
+        var table = InternTable()
+        var plain: [String: Int] = [:]
+        for t in texts {
+            let expected = plain[t] ?? plain.count
+            plain[t] = expected
+            XCTAssertEqual(table.id(t), expected, t)
+        }
+        XCTAssertEqual(table.names.count, plain.count)
+    }
 }

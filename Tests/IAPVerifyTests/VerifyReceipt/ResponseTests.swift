@@ -269,7 +269,11 @@ final class DecimalTextTests: XCTestCase {
     func testReadsWhatInt64OfStringReads() {
         let samples = ["", "+", "-", "0", "-0", "+0", "+5", "-5", "00012", "1600000000000", "9223372036854775807",
                        "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "99999999999999999999",
-                       " 1", "1 ", "0x10", "1e3", "1.0", "--1", "+-1", "١٢", "12a", "a12"]
+                       " 1", "1 ", "0x10", "1e3", "1.0", "--1", "+-1", "١٢", "12a", "a12",
+                       // Around the edge of 64 bits, with and without leading zeros.
+                       "999999999999999999", "-999999999999999999", "+999999999999999999", "99999999999999999a",
+                       "1000000000000000000", "-1000000000000000000", "0000000000000000001", "-0000000000000000009",
+                       "000000000000000000000000000042", "-922337203685477580", "9223372036854775806"]
         for s in samples {
             let bytes = Array(s.utf8)
             let ours = bytes.withUnsafeBufferPointer { Int64(decimal: $0) }
@@ -381,8 +385,14 @@ final class StrictBodyTests: XCTestCase {
                 let repeated = "{" + (keys + [keys[at]]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
                 XCTAssertFalse(parses(repeated), "\(count) keys, key \(at) repeated at the end")
                 XCTAssertFalse(parses("{\"outer\":[" + repeated + "]}"), "nested, \(count) keys")
+                var inside = keys
+                inside.insert(keys[at], at: (at + count) / 2 + 1)
+                XCTAssertFalse(parses("{" + inside.map { "\"\($0)\":1" }.joined(separator: ",") + "}"),
+                               "\(count) keys, key \(at) repeated inside")
             }
         }
+        XCTAssertFalse(parses(#"{"":1,"":2}"#))
+        XCTAssertTrue(parses(#"{"":1,"a":2}"#))
     }
 
     func testANulIsRefusedEscapedOrRaw() {
