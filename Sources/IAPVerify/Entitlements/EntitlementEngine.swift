@@ -78,8 +78,17 @@ public struct Entitlement: Sendable, Equatable {
 }
 
 public struct PurchaseRecord: Sendable, Equatable {
-    public var transactionID: String
-    public var originalTransactionID: String?
+    public var transactionID: String {
+        get { id.string }
+        set { id = IDText(newValue) }
+    }
+    public var originalTransactionID: String? {
+        get { originalID?.string }
+        set { originalID = newValue.map(IDText.init) }
+    }
+    /// The ids as the transaction holds them (written to the result without a String).
+    var id: IDText
+    var originalID: IDText?
     public var productID: String
     /// nil for a product the catalog does not list (printed as "unknown").
     public var type: ProductType?
@@ -122,14 +131,14 @@ public enum EntitlementEngine {
         // Each product and chain id is hashed once, here; the walks below index arrays by these
         // small integers, and use indices into `transactions`, so no purchase is copied while
         // it is being judged.
-        var products = InternTable(), chains = InternTable()
+        var products = InternTable(), chains = IDInternTable()
         // By index: `map` handed each purchase to its closure as a copy (every text field retained).
         var productOf: [Int] = [], chainOf: [Int] = []
         productOf.reserveCapacity(transactions.count)
         chainOf.reserveCapacity(transactions.count)
         for i in transactions.indices {
             productOf.append(products.id(transactions[i].productID))
-            chainOf.append(chains.id(transactions[i].chainID))
+            chainOf.append(chains.id(transactions[i].chain))
         }
         let rules = catalog ?? inferredRules(transactions, productOf, products)
         let ruleOfProduct: [ProductRule?] = products.names.map { rules[$0] }
@@ -150,7 +159,7 @@ public enum EntitlementEngine {
         report.purchases.reserveCapacity(transactions.count)
         for i in transactions.indices {
             report.purchases.append(PurchaseRecord(
-                transactionID: transactions[i].transactionID, originalTransactionID: transactions[i].originalTransactionID,
+                id: transactions[i].id, originalID: transactions[i].originalID,
                 productID: transactions[i].productID, type: typeOf[i], quantity: transactions[i].quantity,
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
@@ -195,8 +204,8 @@ public enum EntitlementEngine {
                 }
             }
             for (chain, txns) in chainMembers {
-                let chainID = chains.names[chain]
-                let head = heads[chain] >= 0 ? transactions[heads[chain]].transactionID : nil
+                let chainID = chains.names[chain].string
+                let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
                 if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID].map { renewals[$0] }, head,
                                              rules, grace, nowMs) {
                     candidates.append(c)
@@ -227,20 +236,24 @@ public enum EntitlementEngine {
             sortByPurchase(&items)
             return items
         }
-        var chosen: [String: Int] = [:]
+        // Each id numbered in order of first sight (by its bytes: see IDInternTable); the record
+        // kept for each number.
+        var ids = IDInternTable(capacity: items.count)
+        var chosen: [Int] = []
         chosen.reserveCapacity(items.count)
         var duplicates = false
         for i in items.indices {
-            // One lookup: the slot is made (holding i) when the id is new.
-            let j = InternTable.settle(&chosen[items[i].transactionID, default: i])
-            if j != i {
+            let k = ids.id(items[i].id)
+            if k == chosen.count {
+                chosen.append(i)
+            } else {
                 duplicates = true
-                if Transaction.prefersSecond(items[j], items[i]) { chosen[items[i].transactionID] = i }
+                if Transaction.prefersSecond(items[chosen[k]], items[i]) { chosen[k] = i }
             }
         }
         if duplicates {
             var keep = [Bool](repeating: false, count: items.count)
-            for i in chosen.values { keep[i] = true }
+            for i in chosen { keep[i] = true }
             var kept = 0
             for i in items.indices where keep[i] {
                 if kept != i { items.swapAt(kept, i) }
@@ -254,16 +267,30 @@ public enum EntitlementEngine {
 
     /// Ids are unique when this is called, so the order is total and does not depend on the input's.
     private static func sortByPurchase(_ items: inout [Transaction]) {
-        items.sort { a, b in
-            let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
+        // Indices sorted, then the records moved once each into place (sorting the records
+        // themselves moved each one about log n times).
+        var order = Array(items.indices)
+        order.sort { a, b in
+            let pa = items[a].purchaseDateMs ?? Int64.min, pb = items[b].purchaseDateMs ?? Int64.min
             if pa != pb { return pa < pb }
-            return a.transactionID < b.transactionID
+            return items[a].id < items[b].id
+        }
+        // Position k takes the record at order[k]: each cycle of the permutation followed once.
+        for start in order.indices where order[start] != start {
+            var k = start
+            while order[k] != start {
+                let from = order[k]
+                items.swapAt(k, from)
+                order[k] = k
+                k = from
+            }
+            order[k] = k
         }
     }
 
     private static func hasRepeatedID(_ items: [Transaction]) -> Bool {
         for i in items.indices {
-            for j in items.indices where j > i && items[i].transactionID == items[j].transactionID { return true }
+            for j in items.indices where j > i && items[i].id == items[j].id { return true }
         }
         return false
     }
@@ -353,7 +380,7 @@ public enum EntitlementEngine {
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
     private static func subscriptionChain(_ id: String, _ chainID: String, _ all: [Transaction], _ indices: [Int],
-                                          _ renewal: RenewalInfo?, _ head: String?, _ rules: [String: ProductRule],
+                                          _ renewal: RenewalInfo?, _ head: IDText?, _ rules: [String: ProductRule],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         let byExpiry = { (a: Int, b: Int) in expiryOrder(all, a, b) }
         let current = indices.filter { !all[$0].isRevoked(at: now) }.max(by: byExpiry).map { all[$0] }
@@ -393,7 +420,7 @@ public enum EntitlementEngine {
             return e
         }
         guard let cur = current else { return nil }
-        if renewal?.isInBillingRetryPeriod == true, cur.transactionID == head {
+        if renewal?.isInBillingRetryPeriod == true, cur.id == head {
             if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
                 return make(cur, .gracePeriod, active: true, expires: g, rule: .autoRenewableBillingGracePeriod,
                             reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
@@ -443,7 +470,7 @@ public enum EntitlementEngine {
         if ae != be { return ae < be }
         let ap = all[a].purchaseDateMs ?? Int64.min, bp = all[b].purchaseDateMs ?? Int64.min
         if ap != bp { return ap < bp }
-        return transactionIDLess(all[a].transactionID, all[b].transactionID)
+        return IDText.idLess(all[a].id, all[b].id)
     }
 
     // MARK: - Other product types (§7.2)
@@ -507,7 +534,7 @@ public enum EntitlementEngine {
     private static func purchaseOrder(_ a: Transaction, _ b: Transaction) -> Bool {
         let ap = a.purchaseDateMs ?? Int64.min, bp = b.purchaseDateMs ?? Int64.min
         if ap != bp { return ap < bp }
-        return transactionIDLess(a.transactionID, b.transactionID)
+        return IDText.idLess(a.id, b.id)
     }
 
     // MARK: - Choosing between candidates

@@ -14,8 +14,8 @@ extension EntitlementReport {
             // Read in place: a copy of each record retained and released its three ids.
             for p in list.indices {
                 w.beginObject()
-                w.field("transaction_id", list[p].transactionID)
-                w.field("original_transaction_id", list[p].originalTransactionID)
+                w.field("transaction_id", list[p].id)
+                w.field("original_transaction_id", list[p].originalID)
                 w.field("product_id", list[p].productID)
                 w.field("type", list[p].type?.rawValue ?? "unknown")
                 w.field("quantity", list[p].quantity)

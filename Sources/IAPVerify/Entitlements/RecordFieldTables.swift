@@ -17,7 +17,7 @@ struct TransactionRecord {
     }
 
     private init() {
-        t = Transaction(transactionID: "", productID: "")
+        t = Transaction(id: IDText(""), productID: "")
         c = CommerceFields()
     }
 
@@ -27,7 +27,7 @@ struct TransactionRecord {
         var r = TransactionRecord()
         try fields.read(v, into: &r, casing, flavour, path: path, index: index)
         // Moved out, not copied (a copy retains every text field once more, then releases it).
-        var t = Transaction(transactionID: "", productID: "")
+        var t = Transaction(id: IDText(""), productID: "")
         swap(&t, &r.t)
         t.commerce = r.c
         return t
@@ -60,14 +60,14 @@ struct TransactionRecord {
     static let fields = RecordTable<TransactionRecord>(always: [
         F.int("quantity", "quantity", \.t.quantity),
         F.string("product_id", "productId", required: 2, \.t.productID),
-        F.string("transaction_id", "transactionId", required: 1, \.t.transactionID),
-        F.string("original_transaction_id", "originalTransactionId", \.t.originalTransactionID),
+        F.id("transaction_id", "transactionId", required: 1, \.t.id),
+        F.id("original_transaction_id", "originalTransactionId", \.t.originalID),
         F.int("purchase_date_ms", "purchaseDate", as: .date(text: "purchase_date"), \.t.purchaseDateMs),
         F.int("original_purchase_date_ms", "originalPurchaseDate", as: .date(text: "original_purchase_date"), \.t.originalPurchaseDateMs),
         F.int("expires_date_ms", "expiresDate", as: .date(text: "expires_date"), \.t.expiresDateMs),
         F.int("cancellation_date_ms", "revocationDate", as: .date(text: "cancellation_date"), \.t.cancellationDateMs),
         F.string("cancellation_reason", "revocationReason", as: .code, \.t.cancellationReason),
-        F.string("web_order_line_item_id", "webOrderLineItemId", \.t.webOrderLineItemID),
+        F.id("web_order_line_item_id", "webOrderLineItemId", \.t.webOrderLineItem),
         // Signed payloads say these with offerType and offerDiscountType: see `derive` below.
         F.bool("is_trial_period", nil, \.t.isTrialPeriod),
         F.bool("is_in_intro_offer_period", nil, \.t.isInIntroOfferPeriod),

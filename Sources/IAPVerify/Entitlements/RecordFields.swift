@@ -39,6 +39,8 @@ enum FieldOutput: Sendable {
 /// The Swift type of the model property a row reads and sets.
 enum FieldStorage: Sendable {
     case string, optionalString, int, optionalInt, bool, optionalBool, optionalStrings
+    /// An `IDText` (a transaction id: read and written as text, held without a String).
+    case id, optionalID
     /// A `TextView` into the text the writer is given (written only: receipt records).
     case view
     /// An `Int64?` written as its decimal text (an id Apple signs as an INTEGER; written only).
@@ -85,6 +87,15 @@ struct RecordField<Model>: Sendable {
     static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string,
                        _ path: WritableKeyPath<Model, String?>) -> Self {
         Self(snake, camel, kind, .optionalString, path)
+    }
+
+    /// A transaction id, held as an IDText (`kind` .string).
+    static func id(_ snake: StaticString, _ camel: StaticString?, required: Int = 0, _ path: WritableKeyPath<Model, IDText>) -> Self {
+        Self(snake, camel, .string, required: required, .id, path)
+    }
+
+    static func id(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, IDText?>) -> Self {
+        Self(snake, camel, .string, .optionalID, path)
     }
 
     /// A number (`kind` .int or .date).
@@ -261,6 +272,16 @@ struct RecordTable<Model>: Sendable {
                 s = try d.string(v!, key)
             }
             if spec.storage == .string { Self.store(s, at: spec.offset, in: &model) } else { Self.store(Optional(s), at: spec.offset, in: &model) }
+        case .id, .optionalID:
+            if checkOnly, d.flavour == .tolerant {
+                try d.checkString(v!, key)
+                return
+            }
+            // A JSON string straight from its bytes (what `d.string` would decode them to); a
+            // number, in the tolerant flavour, through its text.
+            let text: IDText
+            if let bytes = v!.utf8 { text = IDText(utf8: bytes) } else { text = IDText(try d.string(v!, key)) }
+            if spec.storage == .id { Self.store(text, at: spec.offset, in: &model) } else { Self.store(Optional(text), at: spec.offset, in: &model) }
         case .int, .optionalInt:
             let n: Int64
             if case .date(let textName) = spec.kind {
@@ -333,6 +354,8 @@ struct RecordTable<Model>: Sendable {
         switch spec.storage {
         case .string, .int, .bool: return true
         case .optionalString: return p.assumingMemoryBound(to: String?.self).pointee != nil
+        case .id: return true
+        case .optionalID: return p.assumingMemoryBound(to: IDText?.self).pointee != nil
         case .optionalInt: return p.assumingMemoryBound(to: Int64?.self).pointee != nil
         case .optionalBool: return p.assumingMemoryBound(to: Bool?.self).pointee != nil
         case .optionalStrings: return p.assumingMemoryBound(to: [String]?.self).pointee != nil
@@ -353,6 +376,15 @@ struct RecordTable<Model>: Sendable {
         case .optionalString:
             let s = p.assumingMemoryBound(to: String?.self)
             if always || s.pointee != nil { w.key(spec.snake); w.string(s.pointee) }
+        case .id:
+            let text = p.assumingMemoryBound(to: IDText.self)
+            w.key(spec.snake)
+            if spec.required != 0, text.pointee.isEmpty { w.null() } else { text.pointee.withUTF8 { w.string(utf8: $0) } }
+        case .optionalID:
+            let text = p.assumingMemoryBound(to: IDText?.self)
+            guard always || text.pointee != nil else { return }
+            w.key(spec.snake)
+            if let id = text.pointee { id.withUTF8 { w.string(utf8: $0) } } else { w.null() }
         case .int:
             w.key(spec.snake)
             w.int(p.assumingMemoryBound(to: Int64.self).pointee)

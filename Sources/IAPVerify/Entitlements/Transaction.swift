@@ -3,8 +3,17 @@
 
 /// One purchase, whatever it came from.
 public struct Transaction: Sendable, Equatable {
-    public var transactionID: String
-    public var originalTransactionID: String?
+    public var transactionID: String {
+        get { id.string }
+        set { id = IDText(newValue) }
+    }
+    public var originalTransactionID: String? {
+        get { originalID?.string }
+        set { originalID = newValue.map(IDText.init) }
+    }
+    /// The ids as the engine reads them (IDText.swift): no String until one is asked for.
+    var id: IDText
+    var originalID: IDText?
     public var productID: String
     public var quantity: Int64 = 1
     public var purchaseDateMs: Int64?
@@ -18,7 +27,11 @@ public struct Transaction: Sendable, Equatable {
     public var isInIntroOfferPeriod = false
     /// `PURCHASED` or `FAMILY_SHARED` when known.
     public var ownershipType: String?
-    public var webOrderLineItemID: String?
+    public var webOrderLineItemID: String? {
+        get { webOrderLineItem?.string }
+        set { webOrderLineItem = newValue.map(IDText.init) }
+    }
+    var webOrderLineItem: IDText?
     public var promotionalOfferID: String?
     public var subscriptionGroupIdentifier: String?
     /// StoreKit 2 and App Store Server API fields (empty for receipts and /verifyReceipt).
@@ -39,12 +52,17 @@ public struct Transaction: Sendable, Equatable {
     var hasCommerce: Bool { commerceBox != nil }
 
     public init(transactionID: String, productID: String) {
-        self.transactionID = transactionID
+        self.init(id: IDText(transactionID), productID: productID)
+    }
+
+    init(id: IDText, productID: String) {
+        self.id = id
         self.productID = productID
     }
 
     /// The renewal chain this transaction belongs to.
-    var chainID: String { originalTransactionID ?? transactionID }
+    var chainID: String { chain.string }
+    var chain: IDText { originalID ?? id }
 
     func isRevoked(at nowMs: Int64) -> Bool {
         guard let c = cancellationDateMs else { return false }

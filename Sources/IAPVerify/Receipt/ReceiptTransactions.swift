@@ -45,7 +45,7 @@ extension Transaction {
                 p.pointee.record.withUnsafeBufferPointer { record in
                     guard let id = p.pointee.transactionIDText.bytes(in: record),
                           let productID = recent.text(p.pointee.productIDText.bytes(in: record)) else { return }
-                    out.append(Transaction(transactionID: String(decoding: id, as: UTF8.self), productID: productID))
+                    out.append(Transaction(id: IDText(utf8: id), productID: productID))
                     out[out.count - 1].fill(forEngine: p.pointee, record: record, reusing: &recent)
                 }
             }

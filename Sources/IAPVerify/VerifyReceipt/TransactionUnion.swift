@@ -100,7 +100,7 @@ enum TransactionUnion {
 
         /// Reads each union position's last record and checks every other one, in reading order.
         func read(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
-            var union = [Transaction](repeating: Transaction(transactionID: "", productID: ""), count: last.count)
+            var union = [Transaction](repeating: Transaction(id: IDText(""), productID: ""), count: last.count)
             for (k, r) in records.enumerated() {
                 let p = Int(position[k])
                 if Int(last[p]) == k {

@@ -1,0 +1,186 @@
+// A transaction id as the engine holds it. Apple's ids (transaction, original transaction, web
+// order line item) are 16 to 19 ASCII digits: one byte past what a Swift String keeps without a
+// heap allocation. An IDText keeps ASCII text of up to 23 bytes in the value itself, so a purchase
+// costs no allocation and no reference counting for its ids, and the engine compares and hashes
+// them as bytes; a String is made only when a caller asks for one. Other text is held as a String.
+
+/// Text with String's equality and order, kept inline when it is short ASCII.
+struct IDText: Sendable {
+    /// Inline: the bytes in order, zero after the text, the count in the last byte (byte 23).
+    private enum Storage: Sendable {
+        case inline(UInt64, UInt64, UInt64)
+        case string(String)
+    }
+
+    private var storage: Storage
+
+    static let inlineCapacity = 23
+
+    init(_ s: String) {
+        var s = s
+        storage = s.withUTF8 { Self.inline($0) } ?? .string(s)
+    }
+
+    /// The text of valid UTF-8 bytes (read as `String(decoding:as:)` reads them).
+    init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
+        storage = Self.inline(bytes) ?? .string(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func inline(_ bytes: UnsafeBufferPointer<UInt8>) -> Storage? {
+        // Only ASCII: there String's equality (canonical equivalence) and order are the bytes'.
+        guard bytes.count <= inlineCapacity, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { raw in
+            if let from = bytes.baseAddress { raw.baseAddress!.copyMemory(from: from, byteCount: bytes.count) }
+            raw[23] = UInt8(bytes.count)
+        }
+        return .inline(words.0, words.1, words.2)
+    }
+
+    var isInline: Bool {
+        if case .inline = storage { return true }
+        return false
+    }
+
+    /// The text as a String (made here for an inline text).
+    var string: String {
+        switch storage {
+        case .string(let s): return s
+        case .inline: return withUTF8 { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    var isEmpty: Bool {
+        switch storage {
+        case .inline(_, _, let w2): return w2 >> 56 == 0
+        case .string(let s): return s.isEmpty
+        }
+    }
+
+    /// Calls `body` with the text's UTF-8 bytes, valid only during the call.
+    func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        switch storage {
+        case .inline(let w0, let w1, let w2):
+            var words = (w0, w1, w2)
+            return withUnsafeBytes(of: &words) { raw in
+                body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(w2 >> 56)))
+            }
+        case .string(var s):
+            return s.withUTF8(body)
+        }
+    }
+
+    /// An inline text's words, as a table key; nil for a text held as a String. Two inline texts
+    /// are equal exactly when their keys are.
+    var inlineKey: InlineKey? {
+        guard case .inline(let w0, let w1, let w2) = storage else { return nil }
+        return InlineKey(w0: w0, w1: w1, w2: w2)
+    }
+
+    struct InlineKey: Hashable {
+        let w0, w1, w2: UInt64
+    }
+}
+
+/// Small integer ids for IDTexts, given in order of first sight. Keyed by their words in an
+/// open-addressed table while every text is inline (hashed by the standard library's seeded
+/// hasher, so crafted ids cannot make every lookup collide); from the first text held as a
+/// String on, by String (where canonically equal texts, which String equality joins, meet), every
+/// earlier text re-keyed once.
+struct IDInternTable {
+    private(set) var names: [IDText] = []
+    private var keys: [IDText.InlineKey] = []
+    /// -1 for an empty slot, else an index into `names`; the count a power of two.
+    private var slots: [Int32] = []
+    private var byString: [String: Int]? = nil
+
+    init(capacity: Int = 0) {
+        names.reserveCapacity(capacity)
+        keys.reserveCapacity(capacity)
+    }
+
+    /// The id of `text`, given a new one when unseen.
+    mutating func id(_ text: IDText) -> Int {
+        if byString == nil, let key = text.inlineKey {
+            if slots.isEmpty, names.count < 8 {
+                // A few texts (most receipts' chains): compared in turn, no table built.
+                for e in keys.indices where keys[e] == key { return e }
+                if names.count < 7 {
+                    names.append(text)
+                    keys.append(key)
+                    return names.count - 1
+                }
+            }
+            if 2 * (names.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
+            let mask = slots.count - 1
+            var at = Self.hash(key) & mask
+            while true {
+                let e = Int(slots[at])
+                if e < 0 {
+                    slots[at] = Int32(truncatingIfNeeded: names.count)
+                    names.append(text)
+                    keys.append(key)
+                    return names.count - 1
+                }
+                if keys[e] == key { return e }
+                at = (at + 1) & mask
+            }
+        }
+        if byString == nil {
+            var all: [String: Int] = [:]
+            for (k, name) in names.enumerated() { all[name.string] = k }
+            byString = all
+        }
+        let s = text.string
+        if let found = byString![s] { return found }
+        byString![s] = names.count
+        names.append(text)
+        return names.count - 1
+    }
+
+    private static func hash(_ key: IDText.InlineKey) -> Int {
+        var h = Hasher()
+        h.combine(key.w0)
+        h.combine(key.w1)
+        h.combine(key.w2)
+        return h.finalize()
+    }
+
+    private mutating func rehash(_ size: Int) {
+        slots = [Int32](repeating: -1, count: size)
+        for (e, key) in keys.enumerated() {
+            var at = Self.hash(key) & (size - 1)
+            while slots[at] >= 0 { at = (at + 1) & (size - 1) }
+            slots[at] = Int32(truncatingIfNeeded: e)
+        }
+    }
+}
+
+extension IDText: Equatable, Comparable {
+    static func == (a: IDText, b: IDText) -> Bool {
+        if let x = a.inlineKey, let y = b.inlineKey { return x == y }
+        return a.string == b.string
+    }
+
+    /// String's order: for ASCII, the bytes' (a prefix first).
+    static func < (a: IDText, b: IDText) -> Bool {
+        if let x = a.inlineKey, let y = b.inlineKey {
+            // Most significant byte first, the count last: the first differing byte decides, and
+            // where one text is a prefix of the other (the rest zero on both sides), the shorter.
+            if x.w0 != y.w0 { return x.w0.byteSwapped < y.w0.byteSwapped }
+            if x.w1 != y.w1 { return x.w1.byteSwapped < y.w1.byteSwapped }
+            return x.w2.byteSwapped < y.w2.byteSwapped
+        }
+        return a.string < b.string
+    }
+
+    /// Orders ids numerically when both are digits (Apple's are), else as text
+    /// (`transactionIDLess` for Strings).
+    static func idLess(_ a: IDText, _ b: IDText) -> Bool {
+        guard a.isInline, b.isInline else { return transactionIDLess(a.string, b.string) }
+        let digitsA = a.withUTF8 { $0.allSatisfy { $0 >= 48 && $0 <= 57 } ? $0.count : -1 }
+        let digitsB = b.withUTF8 { $0.allSatisfy { $0 >= 48 && $0 <= 57 } ? $0.count : -1 }
+        if digitsA >= 0, digitsB >= 0, digitsA != digitsB { return digitsA < digitsB }
+        return a < b
+    }
+}

@@ -1,0 +1,48 @@
+import XCTest
+@testable import IAPVerify
+
+/// Ids held inline (ASCII up to 23 bytes) or as Strings must compare, order and intern exactly as
+/// the Strings they stand for: across the inline edge, with NULs and prefixes, and with
+/// non-ASCII text that String equality joins to ASCII (canonical equivalence).
+final class IDTextTests: XCTestCase {
+    private let texts: [String] = {
+        var t = ["", "\u{0}", "a", "a\u{0}", "a\u{0}b", "ab", "b", "K", "\u{212A}", "\u{C5}", "\u{212B}", "A\u{30A}",
+                 "1000000637840752", "1000000637840753", "999999999999999", "2000000000000000000", "12a", "caf\u{E9}",
+                 "cafe\u{301}", "~", "\u{7F}", "Z", "z"]
+        for n in [15, 16, 22, 23, 24, 25, 31] {
+            t.append(String(repeating: "7", count: n))
+            t.append(String(repeating: "7", count: n - 1) + "8")
+            t.append(String(repeating: "x", count: n))
+        }
+        return t
+    }()
+
+    func testEqualityAndOrderAreString() {
+        for a in texts {
+            XCTAssertEqual(IDText(a).string, a)
+            XCTAssertEqual(IDText(a).isInline, a.utf8.count <= 23 && a.utf8.allSatisfy { $0 < 0x80 }, a)
+            Array(a.utf8).withUnsafeBufferPointer { XCTAssertEqual(IDText(utf8: $0), IDText(a), a) }
+            for b in texts {
+                XCTAssertEqual(IDText(a) == IDText(b), a == b, "\(a.debugDescription) == \(b.debugDescription)")
+                XCTAssertEqual(IDText(a) < IDText(b), a < b, "\(a.debugDescription) < \(b.debugDescription)")
+                XCTAssertEqual(IDText.idLess(IDText(a), IDText(b)), transactionIDLess(a, b), "\(a.debugDescription) idLess \(b.debugDescription)")
+            }
+        }
+    }
+
+    func testInterningAgreesWithADictionaryOfStrings() {
+        // All inline (the short list, then the table past seven names), then a String joining them.
+        var orders: [[String]] = [texts.filter { IDText($0).isInline }, texts, texts.reversed()]
+        orders.append((0..<40).map { "\(1_000_000_000_000_000 + ($0 * 7) % 23)" } + ["\u{212A}", "K"])
+        for list in orders {
+            var table = IDInternTable()
+            var plain: [String: Int] = [:]
+            for t in list + list {
+                let expected = plain[t] ?? plain.count
+                plain[t] = expected
+                XCTAssertEqual(table.id(IDText(t)), expected, t.debugDescription)
+            }
+            XCTAssertEqual(table.names.count, plain.count)
+        }
+    }
+}
