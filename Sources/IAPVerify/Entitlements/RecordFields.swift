@@ -152,6 +152,11 @@ struct RecordTable<Model>: Sendable {
     private let textSlot: [Int]
     /// Where a reader notes the nested object (after the fields and the date text members).
     private let nestedSlot: Int
+    /// For each slot, the row it belongs to (a date's text member: its date's row; -1: the
+    /// nested object), and the rows read in the general pass (not required, not nested), as bits.
+    private let rowOfSlot: [Int]
+    private let generalRows: UInt64
+    private let hasNestedRows: Bool
 
     /// Slots a reader fills: field `i` at `i`, then the date text members, then the nested object.
     private typealias Slots = InlineArray<64, UInt32>
@@ -196,6 +201,16 @@ struct RecordTable<Model>: Sendable {
         nestedSnakeNames = names(.snake, nested: true)
         nestedCamelNames = names(.camel, nested: true)
         requiredOrder = specs.indices.filter { specs[$0].required != 0 }.sorted { specs[$0].required < specs[$1].required }
+        var rowOfSlot = [Int](repeating: -1, count: nestedSlot + 1)
+        for i in specs.indices {
+            rowOfSlot[i] = i
+            if textSlot[i] >= 0 { rowOfSlot[textSlot[i]] = i }
+        }
+        self.rowOfSlot = rowOfSlot
+        generalRows = specs.indices.reduce(UInt64(0)) { bits, i in
+            specs[i].required == 0 && !specs[i].nested ? bits | (1 << UInt64(i)) : bits
+        }
+        hasNestedRows = specs.contains { $0.nested }
     }
 
     /// The snake_case names of the rows written always, in order (tests compare tables by them).
@@ -214,9 +229,15 @@ struct RecordTable<Model>: Sendable {
               path: String, index: Int? = nil, checkOnly: Bool = false) throws(FieldProblem) {
         let decoder = try FieldDecoder(object, path: path, index: index, flavour)
         var found = Slots(repeating: 0)
+        // The rows something was found for: the general pass visits only those, in row order.
+        var foundRows: UInt64 = 0
         let names = casing == .snake ? snakeNames : camelNames
         object.forEachMember { key, value in
-            if let slot = names.slot(key) { found[slot] = value.at }
+            if let slot = names.slot(key) {
+                found[slot] = value.at
+                let row = rowOfSlot[slot]
+                if row >= 0 { foundRows |= 1 << UInt64(row) }
+            }
         }
         func value(_ slot: Int) -> JSONValue? {
             let at = found[slot]
@@ -228,16 +249,19 @@ struct RecordTable<Model>: Sendable {
             }
             try set(i, v, text: nil, casing, decoder, checkOnly, &model)
         }
-        var hasNested = false
-        for i in specs.indices where specs[i].required == 0 {
-            if specs[i].nested { hasNested = true; continue }
+        // Every row not required and not nested, in row order, that has a member (the others
+        // would read nothing): the same reads, errors and order as visiting every row.
+        var rows = foundRows & generalRows
+        while rows != 0 {
+            let i = rows.trailingZeroBitCount
+            rows &= rows &- 1
             if let v = value(i) {
                 try set(i, v, text: nil, casing, decoder, checkOnly, &model)
             } else if casing == .snake, textSlot[i] >= 0, let text = value(textSlot[i]) {
                 try set(i, nil, text: text, casing, decoder, checkOnly, &model)
             }
         }
-        if hasNested, let inner = value(nestedSlot) {
+        if hasNestedRows, let inner = value(nestedSlot) {
             let name = casing == .snake ? nested.snake : nested.camel
             let innerDecoder = try FieldDecoder(inner, path: "\(decoder.path).\(name)", flavour)
             var innerFound = Slots(repeating: 0)
