@@ -80,6 +80,18 @@ extension Int64 {
         }
         guard i < text.count else { return nil }
         var value: Int64 = 0
+        if text.count &- i <= 18 {
+            // Up to 18 digits cannot overflow (10^18 < 2^63), so no check per digit: dates in
+            // milliseconds have 13, Apple's ids 16 to 19.
+            while i < text.count {
+                let d = text[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                value = value &* 10 &+ Int64(d)
+                i &+= 1
+            }
+            self = negative ? 0 &- value : value
+            return
+        }
         while i < text.count {
             let d = text[i] &- UInt8(ascii: "0")
             guard d < 10 else { return nil }
