@@ -230,9 +230,10 @@ public enum EntitlementEngine {
         // Worked in place: the list is the caller's to give up, so dropping and ordering records
         // moves them and copies none (a copy retains every text field of a purchase).
         var items = input
-        // A few purchases (most receipts): compared pairwise, no table built. Ids are unique in
-        // nearly every input, and then nothing below changes the list before it is ordered.
-        if items.count <= 16, !hasRepeatedID(items) {
+        // A few purchases (most receipts): compared pairwise; up to a few hundred: ordered by id
+        // and neighbours compared; no table built either way. Ids are unique in nearly every
+        // input, and then nothing below changes the list before it is ordered.
+        if items.count <= 16 ? !hasRepeatedID(items) : items.count <= 256 && !hasRepeatedIDSorting(items) {
             sortByPurchase(&items)
             return items
         }
@@ -265,26 +266,47 @@ public enum EntitlementEngine {
         return items
     }
 
+    /// Many purchases: their ids ordered (as Strings order them, so equal ids meet) and
+    /// neighbours compared, no table built.
+    private static func hasRepeatedIDSorting(_ items: [Transaction]) -> Bool {
+        // Inline ids (nearly always all of them) as plain words, which sort without touching the
+        // records; equal words are equal ids.
+        var words: [IDText.InlineKey] = []
+        words.reserveCapacity(items.count)
+        for i in items.indices {
+            guard let key = items[i].id.inlineKey else { words = []; break }
+            words.append(key)
+        }
+        if words.count == items.count {
+            words.sort { a, b in (a.w0, a.w1, a.w2) < (b.w0, b.w1, b.w2) }
+            for k in words.indices.dropFirst() where words[k - 1] == words[k] { return true }
+            return false
+        }
+        var order = Array(items.indices)
+        order.sort { items[$0].id < items[$1].id }
+        for k in order.indices.dropFirst() where items[order[k - 1]].id == items[order[k]].id { return true }
+        return false
+    }
+
     /// Ids are unique when this is called, so the order is total and does not depend on the input's.
     private static func sortByPurchase(_ items: inout [Transaction]) {
-        // Indices sorted, then the records moved once each into place (sorting the records
-        // themselves moved each one about log n times).
-        var order = Array(items.indices)
-        order.sort { a, b in
-            let pa = items[a].purchaseDateMs ?? Int64.min, pb = items[b].purchaseDateMs ?? Int64.min
-            if pa != pb { return pa < pb }
-            return items[a].id < items[b].id
-        }
-        // Position k takes the record at order[k]: each cycle of the permutation followed once.
-        for start in order.indices where order[start] != start {
-            var k = start
-            while order[k] != start {
-                let from = order[k]
-                items.swapAt(k, from)
-                order[k] = k
-                k = from
-            }
-            order[k] = k
+        // Sorted as (date, index) pairs, ties broken by id, then the records moved into place
+        // (sorting the records themselves moved each one about log n times).
+        var keys = items.indices.map { (date: items[$0].purchaseDateMs ?? Int64.min, index: $0) }
+        // Receipts list purchases mostly in order: nothing to do when they already are.
+        if !keys.indices.dropFirst().contains(where: { k in
+            keys[k - 1].date > keys[k].date || (keys[k - 1].date == keys[k].date && !(items[k - 1].id < items[k].id))
+        }) { return }
+        keys.sort { a, b in a.date != b.date ? a.date < b.date : items[a.index].id < items[b.index].id }
+        // Each record moved twice, as bytes (Swift values move bitwise): out in order to a
+        // scratch block, then back. (Swapping in place went through the type's value witnesses,
+        // three moves a swap.) Nothing between the two moves can fail.
+        items.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            let scratch = UnsafeMutablePointer<Transaction>.allocate(capacity: buffer.count)
+            defer { scratch.deallocate() }
+            for (k, key) in keys.enumerated() { (scratch + k).moveInitialize(from: base + key.index, count: 1) }
+            base.moveInitialize(from: scratch, count: buffer.count)
         }
     }
 

@@ -16,11 +16,9 @@ extension Transaction {
     }
 
     /// Everything but the ids `init(transactionID:productID:)` takes, and the web order line item
-    /// and offer ids, which the engine never reads (they cost a String each per purchase); product
-    /// and chain ids come from `recent` when an earlier purchase had them (a receipt repeats a few
-    /// products and chains across all its purchases). `record` holds the bytes the views point into.
-    private mutating func fill(forEngine p: InAppPurchase, record: UnsafeBufferPointer<UInt8>, reusing recent: inout RecentTexts) {
-        originalTransactionID = recent.text(p.originalTransactionIDText.bytes(in: record))
+    /// and offer ids, which the engine never reads. `record` holds the bytes the views point into.
+    private mutating func fill(forEngine p: InAppPurchase, record: UnsafeBufferPointer<UInt8>) {
+        originalID = p.originalTransactionIDText.bytes(in: record).map { IDText(utf8: $0) }
         quantity = p.quantity ?? 1
         purchaseDateMs = p.purchaseDateMs
         originalPurchaseDateMs = p.originalPurchaseDateMs
@@ -46,7 +44,7 @@ extension Transaction {
                     guard let id = p.pointee.transactionIDText.bytes(in: record),
                           let productID = recent.text(p.pointee.productIDText.bytes(in: record)) else { return }
                     out.append(Transaction(id: IDText(utf8: id), productID: productID))
-                    out[out.count - 1].fill(forEngine: p.pointee, record: record, reusing: &recent)
+                    out[out.count - 1].fill(forEngine: p.pointee, record: record)
                 }
             }
         }
@@ -54,8 +52,8 @@ extension Transaction {
     }
 }
 
-/// The last few distinct texts made from views, so that a repeated product or chain id is one
-/// String shared (a retain) instead of a new one per purchase.
+/// The last few distinct texts made from views, so that a repeated product id is one String
+/// shared (a retain) instead of a new one per purchase.
 struct RecentTexts {
     private var texts: [String] = []
     private var next = 0
