@@ -233,7 +233,7 @@ public enum EntitlementEngine {
         // A few purchases (most receipts): compared pairwise; up to a few hundred: ordered by id
         // and neighbours compared; no table built either way. Ids are unique in nearly every
         // input, and then nothing below changes the list before it is ordered.
-        if items.count <= 16 ? !hasRepeatedID(items) : items.count <= 256 && !hasRepeatedIDSorting(items) {
+        if items.count <= 16 ? !hasRepeatedID(items) : items.count <= 256 && hasRepeatedIDSorting(items) == false {
             sortByPurchase(&items)
             return items
         }
@@ -266,25 +266,18 @@ public enum EntitlementEngine {
         return items
     }
 
-    /// Many purchases: their ids ordered (as Strings order them, so equal ids meet) and
-    /// neighbours compared, no table built.
-    private static func hasRepeatedIDSorting(_ items: [Transaction]) -> Bool {
-        // Inline ids (nearly always all of them) as plain words, which sort without touching the
-        // records; equal words are equal ids.
+    /// Many purchases with inline ids (nearly always): the ids' words ordered, without touching
+    /// the records, and neighbours compared (equal words are equal ids). nil when some id is held
+    /// as a String: there ids equal by `==` need not be equal bytes, so only a table can tell.
+    private static func hasRepeatedIDSorting(_ items: [Transaction]) -> Bool? {
         var words: [IDText.InlineKey] = []
         words.reserveCapacity(items.count)
         for i in items.indices {
-            guard let key = items[i].id.inlineKey else { words = []; break }
+            guard let key = items[i].id.inlineKey else { return nil }
             words.append(key)
         }
-        if words.count == items.count {
-            words.sort { a, b in (a.w0, a.w1, a.w2) < (b.w0, b.w1, b.w2) }
-            for k in words.indices.dropFirst() where words[k - 1] == words[k] { return true }
-            return false
-        }
-        var order = Array(items.indices)
-        order.sort { items[$0].id < items[$1].id }
-        for k in order.indices.dropFirst() where items[order[k - 1]].id == items[order[k]].id { return true }
+        words.sort { a, b in (a.w0, a.w1, a.w2) < (b.w0, b.w1, b.w2) }
+        for k in words.indices.dropFirst() where words[k - 1] == words[k] { return true }
         return false
     }
 

@@ -4,7 +4,7 @@
 // costs no allocation and no reference counting for its ids, and the engine compares and hashes
 // them as bytes; a String is made only when a caller asks for one. Other text is held as a String.
 
-/// Text with String's equality and order, kept inline when it is short ASCII.
+/// Text with String's equality, ordered by its bytes, kept inline when it is short ASCII.
 struct IDText: Sendable {
     /// Inline: the bytes in order, zero after the text, the count in the last byte (byte 23).
     private enum Storage: Sendable {
@@ -162,7 +162,9 @@ extension IDText: Equatable, Comparable {
         return a.string == b.string
     }
 
-    /// String's order: for ASCII, the bytes' (a prefix first).
+    /// The order of the UTF-8 bytes (a prefix first): String's order for NFC text, and a total
+    /// order on all text (see `transactionIDLess`). Ids equal by `==` but not byte for byte (a
+    /// Kelvin sign and a K) are told apart here, so de-duplication never relies on this order.
     static func < (a: IDText, b: IDText) -> Bool {
         if let x = a.inlineKey, let y = b.inlineKey {
             // Most significant byte first, the count last: the first differing byte decides, and
@@ -171,7 +173,7 @@ extension IDText: Equatable, Comparable {
             if x.w1 != y.w1 { return x.w1.byteSwapped < y.w1.byteSwapped }
             return x.w2.byteSwapped < y.w2.byteSwapped
         }
-        return a.string < b.string
+        return a.withUTF8 { x in b.withUTF8 { y in x.lexicographicallyPrecedes(y) } }
     }
 
     /// Orders ids numerically when both are digits (Apple's are), else as text

@@ -14,7 +14,7 @@ final class DeduplicationTests: XCTestCase {
         }
         return best.values.sorted { a, b in
             let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
-            return pa != pb ? pa < pb : a.transactionID < b.transactionID
+            return pa != pb ? pa < pb : a.transactionID.utf8.lexicographicallyPrecedes(b.transactionID.utf8)
         }
     }
 
@@ -22,14 +22,24 @@ final class DeduplicationTests: XCTestCase {
         var seed: UInt64 = 7
         func next(_ n: Int) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int(seed >> 33) % n }
         var repeated = 0
-        for length in 0...40 {
+        // Pairwise up to 16, ordered by id up to 256, a table beyond.
+        for length in Array(0...40) + [255, 256, 257, 300] {
             for round in 0..<25 {
                 // Round 0: unique ids; later rounds draw ids from a pool smaller than the list.
+                // Every fifth round writes some ids with a Kelvin sign, which String equality
+                // takes for K (those ids are held as Strings), and some longer than 23 bytes.
                 let pool = round == 0 ? length + 1 : max(1, length / 2 + next(4))
                 var list: [Transaction] = []
                 var ids = Set<String>()
                 for k in 0..<length {
-                    let id = round == 0 ? "10000000\(k)" : "10000000\(next(pool))"
+                    var id = round == 0 ? "10000000\(k)" : "10000000\(next(pool))"
+                    if round % 5 == 4 {
+                        switch next(3) {
+                        case 0: id = "K" + id
+                        case 1: id = "\u{212A}" + id
+                        default: id = "long-prefix-past-the-inline-size-" + id
+                        }
+                    }
                     var t = Transaction(transactionID: id, productID: "p\(next(3))")
                     t.purchaseDateMs = Int64(1_000 * next(5))
                     t.expiresDateMs = next(3) == 0 ? nil : Int64(10_000 + 1_000 * next(5))

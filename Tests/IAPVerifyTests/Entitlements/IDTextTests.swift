@@ -1,9 +1,9 @@
 import XCTest
 @testable import IAPVerify
 
-/// Ids held inline (ASCII up to 23 bytes) or as Strings must compare, order and intern exactly as
-/// the Strings they stand for: across the inline edge, with NULs and prefixes, and with
-/// non-ASCII text that String equality joins to ASCII (canonical equivalence).
+/// Ids held inline (ASCII up to 23 bytes) or as Strings must compare and intern exactly as the
+/// Strings they stand for, and order as their UTF-8 bytes: across the inline edge, with NULs and
+/// prefixes, and with non-ASCII text that String equality joins to ASCII (canonical equivalence).
 final class IDTextTests: XCTestCase {
     private let texts: [String] = {
         var t = ["", "\u{0}", "a", "a\u{0}", "a\u{0}b", "ab", "b", "K", "\u{212A}", "\u{C5}", "\u{212B}", "A\u{30A}",
@@ -24,7 +24,7 @@ final class IDTextTests: XCTestCase {
             Array(a.utf8).withUnsafeBufferPointer { XCTAssertEqual(IDText(utf8: $0), IDText(a), a) }
             for b in texts {
                 XCTAssertEqual(IDText(a) == IDText(b), a == b, "\(a.debugDescription) == \(b.debugDescription)")
-                XCTAssertEqual(IDText(a) < IDText(b), a < b, "\(a.debugDescription) < \(b.debugDescription)")
+                XCTAssertEqual(IDText(a) < IDText(b), a.utf8.lexicographicallyPrecedes(b.utf8), "\(a.debugDescription) < \(b.debugDescription)")
                 XCTAssertEqual(IDText.idLess(IDText(a), IDText(b)), transactionIDLess(a, b), "\(a.debugDescription) idLess \(b.debugDescription)")
             }
         }
