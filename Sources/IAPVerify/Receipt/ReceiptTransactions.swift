@@ -17,15 +17,15 @@ extension Transaction {
 
     /// Everything but the ids `init(transactionID:productID:)` takes, and the web order line item
     /// and offer ids, which the engine never reads. `record` holds the bytes the views point into.
-    private mutating func fill(forEngine p: InAppPurchase, record: UnsafeBufferPointer<UInt8>) {
-        originalID = p.originalTransactionIDText.bytes(in: record).map { IDText(utf8: $0) }
-        quantity = p.quantity ?? 1
-        purchaseDateMs = p.purchaseDateMs
-        originalPurchaseDateMs = p.originalPurchaseDateMs
-        expiresDateMs = p.expiresDateMs
-        cancellationDateMs = p.cancellationDateMs
-        isTrialPeriod = p.isTrialPeriod ?? false
-        isInIntroOfferPeriod = p.isInIntroOfferPeriod ?? false
+    private mutating func fill(forEngine p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>) {
+        originalID = p.pointee.originalTransactionIDText.bytes(in: record).map { IDText(utf8: $0) }
+        quantity = p.pointee.quantity ?? 1
+        purchaseDateMs = p.pointee.purchaseDateMs
+        originalPurchaseDateMs = p.pointee.originalPurchaseDateMs
+        expiresDateMs = p.pointee.expiresDateMs
+        cancellationDateMs = p.pointee.cancellationDateMs
+        isTrialPeriod = p.pointee.isTrialPeriod ?? false
+        isInIntroOfferPeriod = p.pointee.isInIntroOfferPeriod ?? false
     }
 
     /// The receipt's purchases that carry the ids the engine needs, for the engine, in one allocation.
@@ -44,7 +44,7 @@ extension Transaction {
                     guard let id = p.pointee.transactionIDText.bytes(in: record),
                           let productID = recent.text(p.pointee.productIDText.bytes(in: record)) else { return }
                     out.append(Transaction(id: IDText(utf8: id), productID: productID))
-                    out[out.count - 1].fill(forEngine: p.pointee, record: record)
+                    out[out.count - 1].fill(forEngine: p, record: record)
                 }
             }
         }
