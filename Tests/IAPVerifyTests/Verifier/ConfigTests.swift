@@ -276,6 +276,39 @@ final class CodecTests: XCTestCase {
         XCTAssertGreaterThan(sets, 300)
     }
 
+    /// The walk reads the usual attribute shape (short-form lengths, one- or two-byte type and
+    /// version) by a shorter path: on mutants of real in-app records, at every byte of their first
+    /// attributes, it must read what the tree reads, and accept nothing the tree refuses.
+    func testAttributeWalkAgreesWithTheTreeOnMutatedRecords() throws {
+        var records: [[UInt8]] = []
+        for file in ["receipts/sandbox_2020-05-06_com.nutcall.alert_187iap.der", "receipts/sandbox_2015-08-31_com.silverlogic.Kidtrol_22iap.der"] {
+            let envelope = try XCTUnwrap(try? SignedDataParser.parse(Fixtures.data(file)))
+            try AttributeSet.viaTree(envelope.content[...], what: "x") { (t, _, value) throws(PayloadProblem) in
+                if t == 17, records.count < 24 { records.append(Array(value)) }
+            }
+        }
+        XCTAssertEqual(records.count, 24)
+        var compared = 0
+        for record in records {
+            for at in 0..<min(record.count, 48) {
+                for value: UInt8 in [0x00, 0x01, 0x02, 0x03, 0x04, 0x09, 0x1F, 0x30, 0x31, 0x7F, 0x80, 0x81, 0x82, 0xFF,
+                                     record[at] &+ 1, record[at] &- 1] {
+                    var bytes = record
+                    bytes[at] = value
+                    var viaTree: [String] = []
+                    let treeRead = (try? AttributeSet.viaTree(bytes[...], what: "x") { (t, v, value) throws(PayloadProblem) in
+                        viaTree.append("\(t)/\(v)/\(Array(value))")
+                    }) != nil
+                    guard let direct = AttributeSet.direct(bytes[...]) else { continue }
+                    XCTAssertTrue(treeRead, "the walk accepts what the tree refuses: byte \(at) = \(value)")
+                    XCTAssertEqual(direct.map { "\($0.type)/\($0.version)/\(Array($0.value))" }, viaTree, "byte \(at) = \(value)")
+                    compared += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 5000)
+    }
+
     /// The direct envelope walk and the full tree decoding must give the same envelope.
     func testEnvelopeWalkAgreesWithTheTreeOnEveryFixture() throws {
         let files = Fixtures.list("receipts").map { "receipts/\($0)" } + Fixtures.list("xcode").map { "xcode/\($0)" }
