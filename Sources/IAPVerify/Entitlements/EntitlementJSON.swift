@@ -14,8 +14,10 @@ extension EntitlementReport {
             // Read in place: a copy of each record retained and released its three ids.
             for p in list.indices {
                 w.beginObject()
-                w.field("transaction_id", list[p].id)
-                w.field("original_transaction_id", list[p].originalID)
+                w.key("transaction_id")
+                list[p].id.withUTF8 { w.string(utf8: $0) }
+                w.key("original_transaction_id")
+                if let original = list[p].originalID { original.withUTF8 { w.string(utf8: $0) } } else { w.null() }
                 w.field("product_id", list[p].productID)
                 w.field("type", list[p].type?.rawValue ?? "unknown")
                 w.field("quantity", list[p].quantity)

@@ -309,10 +309,6 @@ struct JSONWriter {
     mutating func optional(_ k: StaticString, _ v: Int64?) { if let v { key(k); int(v) } }
     mutating func optional(_ k: StaticString, _ v: Bool?) { if let v { key(k); bool(v) } }
     mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
-    mutating func field(_ k: StaticString, _ v: IDText?) {
-        key(k)
-        if let v { v.withUTF8 { string(utf8: $0) } } else { null() }
-    }
     mutating func field(_ k: StaticString, _ list: [String]) {
         key(k)
         beginArray()
