@@ -21,20 +21,34 @@ struct IDText: Sendable {
         storage = s.withUTF8 { Self.inline($0) } ?? .string(s)
     }
 
+    /// The empty text (no String made).
+    static var empty: IDText { IDText(storage: .inline(0, 0, 0)) }
+
+    private init(storage: Storage) { self.storage = storage }
+
     /// The text of valid UTF-8 bytes (read as `String(decoding:as:)` reads them).
     init(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         storage = Self.inline(bytes) ?? .string(String(decoding: bytes, as: UTF8.self))
     }
 
     private static func inline(_ bytes: UnsafeBufferPointer<UInt8>) -> Storage? {
-        // Only ASCII: there String's equality (canonical equivalence) and order are the bytes'.
-        guard bytes.count <= inlineCapacity, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        guard let key = inlineKey(utf8: bytes) else { return nil }
+        return .inline(key.w0, key.w1, key.w2)
+    }
+
+    /// The key of the text `bytes` would be held inline as, without making the IDText; nil when
+    /// the text is not ASCII of at most 23 bytes.
+    @inline(__always) static func inlineKey(utf8 bytes: UnsafeBufferPointer<UInt8>) -> InlineKey? {
+        guard bytes.count <= inlineCapacity else { return nil }
         var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &words) { raw in
             if let from = bytes.baseAddress { raw.baseAddress!.copyMemory(from: from, byteCount: bytes.count) }
-            raw[23] = UInt8(bytes.count)
         }
-        return .inline(words.0, words.1, words.2)
+        // Only ASCII: there String's equality (canonical equivalence) and order are the bytes'.
+        // (The bytes after the text are zero, so the words' high bits are the text's.)
+        guard (words.0 | words.1 | words.2) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        withUnsafeMutableBytes(of: &words) { $0[23] = UInt8(bytes.count) }
+        return InlineKey(w0: words.0, w1: words.1, w2: words.2)
     }
 
     var isInline: Bool {
@@ -79,22 +93,52 @@ struct IDText: Sendable {
 
     struct InlineKey: Hashable {
         let w0, w1, w2: UInt64
+
+        /// A hash keyed per process by `seed` (multiply-and-fold on the words): a few instructions
+        /// where the standard library's hasher takes a hundred. It is not built to withstand an
+        /// attacker, so every table that uses it bounds its probe runs (`maxProbes`) and past the
+        /// bound falls back to String keys, which the standard library's hasher protects: crafted
+        /// ids then cost at most that bound.
+        @inline(__always) func hash(_ seed: UInt64) -> Int {
+            @inline(__always) func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+                let p = a.multipliedFullWidth(by: b)
+                return p.high ^ p.low
+            }
+            let k0: UInt64 = 0xA076_1D64_78BD_642F, k1: UInt64 = 0xE703_7ED1_A0B4_28DB, k2: UInt64 = 0x8EBC_6AF0_9C88_C6E3
+            let h = fold(w0 ^ seed ^ k0, w1 ^ k1) ^ fold(w2 ^ seed ^ k2, seed ^ k1)
+            return Int(truncatingIfNeeded: fold(h, k0 ^ seed))
+        }
+
+        /// The longest probe run a table keyed by `hash` walks before it gives up on it.
+        static let maxProbes = 32
+
+        /// Drawn once per process, from the standard library's randomly seeded hasher.
+        static let seed: UInt64 = {
+            var h = Hasher()
+            h.combine(0x6961_7076 as UInt64)
+            return UInt64(truncatingIfNeeded: h.finalize())
+        }()
     }
 }
 
 /// Small integer ids for IDTexts, given in order of first sight. Keyed by their words in an
-/// open-addressed table while every text is inline (hashed by the standard library's seeded
-/// hasher, so crafted ids cannot make every lookup collide); from the first text held as a
-/// String on, by String (where canonically equal texts, which String equality joins, meet), every
-/// earlier text re-keyed once.
+/// open-addressed table while every text is inline (`InlineKey.hash`); from the first text held
+/// as a String on, or the first probe run longer than `InlineKey.maxProbes` (crafted ids), by
+/// String (where canonically equal texts, which String equality joins, meet, and the standard
+/// library's seeded hasher protects the table), every earlier text re-keyed once.
 struct IDInternTable {
     private(set) var names: [IDText] = []
     private var keys: [IDText.InlineKey] = []
     /// -1 for an empty slot, else an index into `names`; the count a power of two.
     private var slots: [Int32] = []
     private var byString: [String: Int]? = nil
+    private let seed = IDText.InlineKey.seed
+    private let maxProbes: Int
 
-    init(capacity: Int = 0) {
+    /// - Parameter maxProbes: the longest probe run before String keys take over (tests lower it
+    ///   to reach that path without crafted ids).
+    init(capacity: Int = 0, maxProbes: Int = IDText.InlineKey.maxProbes) {
+        self.maxProbes = maxProbes
         names.reserveCapacity(capacity)
         keys.reserveCapacity(capacity)
     }
@@ -113,8 +157,8 @@ struct IDInternTable {
             }
             if 2 * (names.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
             let mask = slots.count - 1
-            var at = Self.hash(key) & mask
-            while true {
+            var at = key.hash(seed) & mask
+            for _ in 0...maxProbes {
                 let e = Int(slots[at])
                 if e < 0 {
                     slots[at] = Int32(truncatingIfNeeded: names.count)
@@ -125,6 +169,7 @@ struct IDInternTable {
                 if keys[e] == key { return e }
                 at = (at + 1) & mask
             }
+            // A probe run this long: the ids were made to collide. Keyed by String from here on.
         }
         if byString == nil {
             var all: [String: Int] = [:]
@@ -138,18 +183,10 @@ struct IDInternTable {
         return names.count - 1
     }
 
-    private static func hash(_ key: IDText.InlineKey) -> Int {
-        var h = Hasher()
-        h.combine(key.w0)
-        h.combine(key.w1)
-        h.combine(key.w2)
-        return h.finalize()
-    }
-
     private mutating func rehash(_ size: Int) {
         slots = [Int32](repeating: -1, count: size)
         for (e, key) in keys.enumerated() {
-            var at = Self.hash(key) & (size - 1)
+            var at = key.hash(seed) & (size - 1)
             while slots[at] >= 0 { at = (at + 1) & (size - 1) }
             slots[at] = Int32(truncatingIfNeeded: e)
         }

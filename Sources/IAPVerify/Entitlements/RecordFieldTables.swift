@@ -17,19 +17,22 @@ struct TransactionRecord {
     }
 
     private init() {
-        t = Transaction(id: IDText(""), productID: "")
+        t = Transaction(id: .empty, productID: "")
         c = CommerceFields()
     }
+
+    /// An empty record for `check` to read into.
+    static var scratch: TransactionRecord { TransactionRecord() }
 
     /// Reads one transaction (see RecordTable.read).
     static func read(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
                      index: Int? = nil) throws(FieldProblem) -> Transaction {
         var r = TransactionRecord()
-        try fields.read(v, into: &r, casing, flavour, path: path, index: index)
+        let commerce = try fields.read(v, into: &r, casing, flavour, path: path, index: index)
         // Moved out, not copied (a copy retains every text field once more, then releases it).
-        var t = Transaction(id: IDText(""), productID: "")
+        var t = Transaction(id: .empty, productID: "")
         swap(&t, &r.t)
-        t.commerce = r.c
+        if commerce { t.commerce = r.c }   // else every commerce field is still empty
         return t
     }
 
@@ -49,10 +52,11 @@ struct TransactionRecord {
 
     /// Checks one transaction as `read` does (the same errors), keeping nothing: a record that a
     /// later one with the same id replaces.
+    /// `scratch` takes the numbers and flags a check sets (no text): a caller checking many
+    /// records passes one record for all of them.
     static func check(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
-                      index: Int? = nil) throws(FieldProblem) {
-        var r = TransactionRecord()
-        try fields.read(v, into: &r, casing, flavour, path: path, index: index, checkOnly: true)
+                      index: Int? = nil, scratch: inout TransactionRecord) throws(FieldProblem) {
+        try fields.read(v, into: &scratch, casing, flavour, path: path, index: index, checkOnly: true)
     }
 
     private typealias F = RecordField<TransactionRecord>

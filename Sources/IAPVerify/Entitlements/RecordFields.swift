@@ -156,6 +156,8 @@ struct RecordTable<Model>: Sendable {
     /// nested object), and the rows read in the general pass (not required, not nested), as bits.
     private let rowOfSlot: [Int]
     private let generalRows: UInt64
+    /// The rows written only when present (not nested), as bits.
+    private let whenPresentRows: UInt64
     private let hasNestedRows: Bool
 
     /// Slots a reader fills: field `i` at `i`, then the date text members, then the nested object.
@@ -210,6 +212,9 @@ struct RecordTable<Model>: Sendable {
         generalRows = specs.indices.reduce(UInt64(0)) { bits, i in
             specs[i].required == 0 && !specs[i].nested ? bits | (1 << UInt64(i)) : bits
         }
+        whenPresentRows = specs.indices.reduce(UInt64(0)) { bits, i in
+            specs[i].output == .whenPresent && !specs[i].nested ? bits | (1 << UInt64(i)) : bits
+        }
         hasNestedRows = specs.contains { $0.nested }
     }
 
@@ -225,8 +230,11 @@ struct RecordTable<Model>: Sendable {
     /// naming it; absent fields leave the model's default.
     /// With `checkOnly`, every field is checked exactly as a read checks it (the same errors, in the
     /// same order) but no text is copied out: for a record whose value a later one replaces.
+    /// - Returns: false when the object has no member for a row written only when present (nor the
+    ///   nested object): those rows of the model are then as they were.
+    @discardableResult
     func read(_ object: JSONValue, into model: inout Model, _ casing: FieldCasing, _ flavour: FieldFlavour,
-              path: String, index: Int? = nil, checkOnly: Bool = false) throws(FieldProblem) {
+              path: String, index: Int? = nil, checkOnly: Bool = false) throws(FieldProblem) -> Bool {
         let decoder = try FieldDecoder(object, path: path, index: index, flavour)
         var found = Slots(repeating: 0)
         // The rows something was found for: the general pass visits only those, in row order.
@@ -261,7 +269,9 @@ struct RecordTable<Model>: Sendable {
                 try set(i, nil, text: text, casing, decoder, checkOnly, &model)
             }
         }
+        var touched = foundRows & whenPresentRows != 0
         if hasNestedRows, let inner = value(nestedSlot) {
+            touched = true
             let name = casing == .snake ? nested.snake : nested.camel
             let innerDecoder = try FieldDecoder(inner, path: "\(decoder.path).\(name)", flavour)
             var innerFound = Slots(repeating: 0)
@@ -276,6 +286,7 @@ struct RecordTable<Model>: Sendable {
             }
         }
         derive(&model, casing)
+        return touched
     }
 
     /// Reads field `i`, present (or, for a snake_case date, its text member), into the model.

@@ -8,9 +8,10 @@ enum TransactionJSON {
         try TransactionRecord.read(v, .snake, .tolerant, path: path, index: index)
     }
 
-    /// Fails where `transaction` fails, building nothing.
-    static func checkTransaction(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) {
-        try TransactionRecord.check(v, .snake, .tolerant, path: path, index: index)
+    /// Fails where `transaction` fails, building nothing (`scratch` takes what a check sets).
+    static func checkTransaction(_ v: JSONValue, path: String, index: Int? = nil,
+                                 scratch: inout TransactionRecord) throws(FieldProblem) {
+        try TransactionRecord.check(v, .snake, .tolerant, path: path, index: index, scratch: &scratch)
     }
 
     static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> RenewalInfo {

@@ -49,8 +49,21 @@ struct FieldNameIndex: Sendable {
         return n &* 37 &+ Int(p[0]) &* 7 &+ Int(p[n - 1]) &* 31 &+ Int(p[n >> 1]) &* 131
     }
 
+    /// Compared a word at a time (the last word overlapping the one before): member names are
+    /// short, and a call into memcmp cost more than the compare.
     @inline(__always) private static func same(_ name: StaticString, _ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-        name.utf8CodeUnitCount == n && memcmp(name.utf8Start, p, n) == 0
+        guard name.utf8CodeUnitCount == n else { return false }
+        let a = UnsafeRawPointer(name.utf8Start), b = UnsafeRawPointer(p)
+        guard n >= 8 else {
+            for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+            return true
+        }
+        var i = 0
+        while i + 8 < n {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        return a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
     }
 }
 

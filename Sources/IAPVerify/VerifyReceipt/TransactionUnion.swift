@@ -3,7 +3,6 @@
 // in_app in latest_receipt_info, so most records are replaced: those are checked (a broken one
 // still makes the body malformed, with the same message) but never built.
 
-import Glibc
 
 enum TransactionUnion {
     /// The union of `lists` (each absent, null or an array of transaction objects), read in order.
@@ -41,9 +40,10 @@ enum TransactionUnion {
     }
 
     /// Which record each id ends with, worked out from the ids' bytes before any record is read.
-    /// Only for lists whose every record is an object with a non-empty ASCII `transaction_id`
-    /// string: there the bytes are the id `ByID` would key by (for other text, Swift compares
-    /// strings by canonical equivalence, and numbers become text), so both give one answer.
+    /// Only for lists whose every record is an object with a non-empty `transaction_id` string of
+    /// ASCII text held inline (IDText: at most 23 bytes; Apple's are 16 to 19 digits): there the
+    /// bytes are the id `ByID` would key by (for other text, Swift compares strings by canonical
+    /// equivalence, and numbers become text), so both give one answer.
     private struct Plan {
         /// Every record in reading order: its list, its index there, its value.
         private var records: [(list: Int, index: Int, value: JSONValue)] = []
@@ -53,62 +53,79 @@ enum TransactionUnion {
         private var last: [Int32] = []
 
         init?(_ lists: [(value: JSONValue?, path: String)]) {
-            var ids: [UnsafeBufferPointer<UInt8>] = []
+            var keys: [IDText.InlineKey] = []
             for (l, list) in lists.enumerated() {
                 guard let v = list.value, !v.isNull else { continue }
                 guard v.kind == .array, let items = v.array else { return nil }
                 records.reserveCapacity(records.count + items.count)
-                ids.reserveCapacity(ids.count + items.count)
+                keys.reserveCapacity(keys.count + items.count)
                 for (i, item) in items.enumerated() {
                     guard item.kind == .object, let id = item[literal: "transaction_id"]?.utf8, id.count > 0,
-                          id.allSatisfy({ $0 < 0x80 }) else { return nil }
+                          let key = IDText.inlineKey(utf8: id) else { return nil }
                     records.append((l, i, item))
-                    ids.append(id)
+                    keys.append(key)
                 }
             }
             guard records.count < Int(Int32.max) / 4 else { return nil }
-            // Open addressing over the ids' bytes, hashed with the standard library's seeded
-            // hasher so that crafted ids cannot make every lookup collide.
+            // Open addressing over the ids' words. A probe run past the bound means crafted ids:
+            // the plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
             var size = 16
-            while size < 2 * ids.count { size *= 2 }
+            while size < 2 * keys.count { size *= 2 }
+            let mask = size - 1, seed = IDText.InlineKey.seed
             var table = [Int32](repeating: -1, count: size)
-            var firstID: [UnsafeBufferPointer<UInt8>] = []
-            position.reserveCapacity(ids.count)
-            for (k, id) in ids.enumerated() {
-                var hasher = Hasher()
-                hasher.combine(bytes: UnsafeRawBufferPointer(id))
-                var at = hasher.finalize() & (size - 1)
+            var firstKey: [IDText.InlineKey] = []
+            firstKey.reserveCapacity(keys.count)
+            position.reserveCapacity(keys.count)
+            for (k, key) in keys.enumerated() {
+                var at = key.hash(seed) & mask
+                var probes = 0
                 while true {
                     let p = Int(table[at])
                     if p < 0 {
-                        table[at] = Int32(firstID.count)
-                        position.append(Int32(firstID.count))
-                        firstID.append(id)
+                        table[at] = Int32(firstKey.count)
+                        position.append(Int32(firstKey.count))
+                        firstKey.append(key)
                         last.append(Int32(k))
                         break
                     }
-                    let other = firstID[p]
-                    if other.count == id.count, memcmp(other.baseAddress!, id.baseAddress!, id.count) == 0 {
+                    if firstKey[p] == key {
                         position.append(Int32(p))
                         last[p] = Int32(k)
                         break
                     }
-                    at = (at + 1) & (size - 1)
+                    probes += 1
+                    if probes > IDText.InlineKey.maxProbes { return nil }
+                    at = (at + 1) & mask
                 }
             }
         }
 
         /// Reads each union position's last record and checks every other one, in reading order.
+        /// Each position is built once, in place.
         func read(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
-            var union = [Transaction](repeating: Transaction(id: IDText(""), productID: ""), count: last.count)
-            for (k, r) in records.enumerated() {
-                let p = Int(position[k])
-                if Int(last[p]) == k {
-                    union[p] = try TransactionJSON.transaction(r.value, path: lists[r.list].path, index: r.index)
-                } else {
-                    try TransactionJSON.checkTransaction(r.value, path: lists[r.list].path, index: r.index)
+            var failure: FieldProblem?
+            let union = [Transaction](unsafeUninitializedCapacity: last.count) { buffer, initialized in
+                // One record checked at a time, every replaced record into the same scratch model.
+                var scratch = TransactionRecord.scratch
+                for (k, r) in records.enumerated() {
+                    let p = Int(position[k])
+                    do throws(FieldProblem) {
+                        if Int(last[p]) == k {
+                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[r.list].path, index: r.index))
+                        } else {
+                            try TransactionJSON.checkTransaction(r.value, path: lists[r.list].path, index: r.index, scratch: &scratch)
+                        }
+                    } catch {
+                        // The positions built so far: those whose last record came before this one.
+                        for q in 0..<last.count where Int(last[q]) < k { (buffer.baseAddress! + q).deinitialize(count: 1) }
+                        failure = error
+                        initialized = 0
+                        return
+                    }
                 }
+                initialized = last.count
             }
+            if let failure { throw failure }
             return union
         }
     }

@@ -34,15 +34,29 @@ final class IDTextTests: XCTestCase {
         // All inline (the short list, then the table past seven names), then a String joining them.
         var orders: [[String]] = [texts.filter { IDText($0).isInline }, texts, texts.reversed()]
         orders.append((0..<40).map { "\(1_000_000_000_000_000 + ($0 * 7) % 23)" } + ["\u{212A}", "K"])
-        for list in orders {
-            var table = IDInternTable()
-            var plain: [String: Int] = [:]
-            for t in list + list {
-                let expected = plain[t] ?? plain.count
-                plain[t] = expected
-                XCTAssertEqual(table.id(IDText(t)), expected, t.debugDescription)
+        orders.append((0..<300).map { "\(1_000_000_000_000_000 + ($0 * 7) % 211)" })
+        // Every probe bound: 0 gives up on the word table at its first collision (the path crafted
+        // ids take), so ids seen before and after the switch to String keys must keep their numbers.
+        for maxProbes in [IDText.InlineKey.maxProbes, 1, 0] {
+            for list in orders {
+                var table = IDInternTable(maxProbes: maxProbes)
+                var plain: [String: Int] = [:]
+                for t in list + list {
+                    let expected = plain[t] ?? plain.count
+                    plain[t] = expected
+                    XCTAssertEqual(table.id(IDText(t)), expected, "\(t.debugDescription), bound \(maxProbes)")
+                }
+                XCTAssertEqual(table.names.count, plain.count)
             }
-            XCTAssertEqual(table.names.count, plain.count)
+        }
+    }
+
+    func testInlineKeysAreTheInlineTexts() {
+        for a in texts {
+            let key = Array(a.utf8).withUnsafeBufferPointer { IDText.inlineKey(utf8: $0) }
+            XCTAssertEqual(key, IDText(a).inlineKey, a.debugDescription)
+            // The hash is a function of the key alone.
+            if let key { XCTAssertEqual(key.hash(IDText.InlineKey.seed), IDText(a).inlineKey!.hash(IDText.InlineKey.seed)) }
         }
     }
 }

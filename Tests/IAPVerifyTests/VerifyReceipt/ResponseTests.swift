@@ -343,6 +343,31 @@ final class TransactionUnionTests: XCTestCase {
         try check([a], "x", "latest not an array")
         try check([], [], "both empty")
         try check(NSNull(), [b2], "null in_app")
+        // Rows written only when present (the commerce fields), flat and nested, kept and replaced.
+        try check([record("3", extra: ["signed_date_ms": "7", "revocation_type": "REFUND_FULL"])], [a], "commerce fields kept")
+        try check([a], [record("1", extra: ["commitment": ["billing_period_number": 2]])], "a nested commerce field")
+        try check([record("1", extra: ["price": NSNull(), "currency": ""])], [b], "commerce members null or empty")
+        try check([record("1", extra: ["commitment": "x"])], [b], "a nested object that is not one")
+        // Ids past the inline edge (23 bytes) or not ASCII: the plain rule decides.
+        let long = String(repeating: "7", count: 24)
+        try check([record(long), a], [record(long, expires: "8000")], "an id of 24 bytes")
+        try check([record(String(repeating: "7", count: 23)), a], [record(String(repeating: "7", count: 23), expires: "8000")], "an id of 23 bytes")
+        try check([record("\u{212A}1"), a], [record("K1", expires: "8000")], "a Kelvin sign")
+        // A failure after positions were built, then one on the first record of many.
+        try check([a, b, record("3"), record("4")], [record("4", expires: "x"), b2], "the last record fails after three were built")
+        try check([record("1", expires: "x"), b, record("3")], [b2], "the first record fails")
+    }
+
+    func testCommerceFieldsOfASnakeRecordAreKept() throws {
+        let body: [String: Any] = ["list": [record("3", extra: ["signed_date_ms": "7", "revocation_type": "REFUND_FULL"]),
+                                            record("4", extra: ["commitment": ["billing_period_number": 2]]), record("5")]]
+        let bytes = [UInt8](try JSONSerialization.data(withJSONObject: body))
+        let doc = try bytes.withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
+        let got = try TransactionUnion.of([(doc.root["list"], "list")])
+        XCTAssertEqual(got.map(\.commerce.signedDateMs), [7, nil, nil])
+        XCTAssertEqual(got.map(\.commerce.revocationType), ["REFUND_FULL", nil, nil])
+        XCTAssertEqual(got.map(\.commerce.commitmentBillingPeriodNumber), [nil, 2, nil])
+        XCTAssertEqual(got.map(\.hasCommerce), [true, true, false])
     }
 
     func testGeneratedLists() throws {
