@@ -63,6 +63,10 @@ static inline uint32_t json_tape_after(json_tape_view t, uint32_t at) {
     }
 }
 
+/* For a container: how many elements (array) or members (object) it holds, as simdjson counts
+ * them while parsing; 0xFFFFFF means that many or more (the count saturates). */
+static inline uint32_t json_tape_count(json_tape_view t, uint32_t at) { return (uint32_t)((t.words[at] >> 32) & 0xFFFFFF); }
+
 /* For a container: the index of its closing brace (its members lie in (at, end)). */
 static inline uint32_t json_tape_end(json_tape_view t, uint32_t at) { return (uint32_t)t.words[at] - 1; }
 

@@ -45,7 +45,12 @@ public enum Ownership: String, Sendable {
 /// Which transaction decided an entitlement, and by which rule.
 public struct Evidence: Sendable, Equatable {
     public var rule: EntitlementRule
-    public var transactionID: String?
+    public var transactionID: String? {
+        get { transaction?.string }
+        set { transaction = newValue.map(IDText.init) }
+    }
+    /// The id as the deciding transaction holds it (no String until one is asked for).
+    var transaction: IDText?
     /// How many candidates (chains or products) competed for this entitlement.
     public var candidates: Int
 }
@@ -55,8 +60,17 @@ public struct Entitlement: Sendable, Equatable {
     public var active: Bool
     public var state: EntitlementState
     public var productID: String?
-    public var originalTransactionID: String?
-    public var transactionID: String?
+    public var originalTransactionID: String? {
+        get { originalTransaction?.string }
+        set { originalTransaction = newValue.map(IDText.init) }
+    }
+    public var transactionID: String? {
+        get { transaction?.string }
+        set { transaction = newValue.map(IDText.init) }
+    }
+    /// The ids as the deciding transaction holds them (no String until one is asked for).
+    var originalTransaction: IDText?
+    var transaction: IDText?
     public var expiresDateMs: Int64?
     public var willRenew: Bool?
     public var renewsTo: String?
@@ -145,14 +159,14 @@ public enum EntitlementEngine {
         // Each purchase's product type (a rule copied per purchase retained its texts).
         let typeOfProduct: [ProductType?] = ruleOfProduct.map { $0?.type }
         let typeOf: [ProductType?] = productOf.map { typeOfProduct[$0] }
-        // By index: a RenewalInfo copy retains each of its twenty-odd text fields.
-        var renewalByChain: [String: Int] = [:]
+        // By index: a RenewalInfo copy retains each of its twenty-odd text fields. Keyed by chain
+        // number (the chains table joins ids as String equality does): no String per chain.
+        var renewalOfChain: [Int] = []
         for k in renewals.indices {
-            if let old = renewalByChain[renewals[k].originalTransactionID] {
-                if renewalPrefersSecond(renewals, old, k) { renewalByChain[renewals[k].originalTransactionID] = k }
-            } else {
-                renewalByChain[renewals[k].originalTransactionID] = k
-            }
+            let chain = chains.id(IDText(renewals[k].originalTransactionID))
+            if chain >= renewalOfChain.count { renewalOfChain += repeatElement(-1, count: chain + 1 - renewalOfChain.count) }
+            let old = renewalOfChain[chain]
+            if old < 0 || renewalPrefersSecond(renewals, old, k) { renewalOfChain[chain] = k }
         }
 
         var report = EntitlementReport()
@@ -204,16 +218,15 @@ public enum EntitlementEngine {
                 }
             }
             for (chain, txns) in chainMembers {
-                let chainID = chains.names[chain].string
                 let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
-                if let c = subscriptionChain(id, chainID, transactions, txns, renewalByChain[chainID].map { renewals[$0] }, head,
-                                             rules, grace, nowMs) {
+                let renewal = chain < renewalOfChain.count && renewalOfChain[chain] >= 0 ? renewals[renewalOfChain[chain]] : nil
+                if let c = subscriptionChain(id, chains.names[chain], transactions, txns, renewal, head, rules, grace, nowMs) {
                     candidates.append(c)
                 }
             }
             var chosen = pick(candidates) ?? Entitlement(
                 id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
-                evidence: Evidence(rule: .noTransaction, transactionID: nil, candidates: 0))
+                evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0))
             chosen.evidence.candidates = candidates.count
             report.entitlements.append(chosen)
         }
@@ -394,7 +407,7 @@ public enum EntitlementEngine {
     // MARK: - Auto-renewable subscriptions (§7.1)
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
-    private static func subscriptionChain(_ id: String, _ chainID: String, _ all: [Transaction], _ indices: [Int],
+    private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: [Int],
                                           _ renewal: RenewalInfo?, _ head: IDText?, _ rules: [String: ProductRule],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         let byExpiry = { (a: Int, b: Int) in expiryOrder(all, a, b) }
@@ -402,12 +415,12 @@ public enum EntitlementEngine {
         func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
                   reason: String) -> Entitlement {
             Entitlement(
-                id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID ?? chainID,
-                transactionID: t.transactionID, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
+                id: id, active: active, state: state, productID: t.productID, originalTransaction: t.originalID ?? chainID,
+                transaction: t.id, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
                 renewsTo: renewal?.autoRenewProductID.flatMap { $0 == t.productID ? nil : $0 },
                 period: t.isTrialPeriod ? .trial : t.isInIntroOfferPeriod ? .intro : .normal,
                 ownership: ownership(t), expirationReason: nil, cancellationReason: nil, reason: reason,
-                evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1), level: rules[t.productID]?.level,
+                evidence: Evidence(rule: rule, transaction: t.id, candidates: 1), level: rules[t.productID]?.level,
                 priceIncrease: priceIncrease(renewal))
         }
         if let cur = current, let expires = cur.expiresDateMs, (cur.purchaseDateMs ?? Int64.min) <= now, now < expires {
@@ -492,11 +505,11 @@ public enum EntitlementEngine {
 
     private static func plain(_ id: String, _ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?,
                               rule: EntitlementRule, reason: String) -> Entitlement {
-        Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransactionID: t.originalTransactionID,
-                    transactionID: t.transactionID, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
+        Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransaction: t.originalID,
+                    transaction: t.id, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
                     ownership: ownership(t), expirationReason: nil,
                     cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason,
-                    evidence: Evidence(rule: rule, transactionID: t.transactionID, candidates: 1),
+                    evidence: Evidence(rule: rule, transaction: t.id, candidates: 1),
                     revocationType: t.isRevoked(at: Int64.max) ? t.revocationType : nil)
     }
 
@@ -604,8 +617,17 @@ struct InternTable {
     private var recent: [(text: String, bytes: UnsafeRawPointer, count: Int, id: Int)] = []
     private var nextRecent = 0
 
-    /// The id of `name`, given a new one when unseen (one hash either way).
+    /// The id of `name`, given a new one when unseen (one hash either way; none for the first
+    /// few names, which are compared in turn).
     mutating func id(_ name: String) -> Int {
+        if ids.isEmpty {
+            for e in names.indices where names[e] == name { return e }
+            if names.count < Self.compared {
+                names.append(name)
+                return names.count - 1
+            }
+            for (e, n) in names.enumerated() { ids[n] = e }
+        }
         let bytes = Self.heapBytes(name)
         if let bytes {
             let count = name.utf8.count
@@ -628,7 +650,13 @@ struct InternTable {
         return s.utf8.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } ?? nil
     }
 
-    func existingID(_ name: String) -> Int? { ids[name] }
+    func existingID(_ name: String) -> Int? {
+        if ids.isEmpty { return names.firstIndex(of: name) }
+        return ids[name]
+    }
+
+    /// Up to this many names are compared in turn (most answers name a product or two).
+    private static let compared = 4
 
     /// Reads through the defaulting subscript's in-place access, which inserts and reads in one lookup.
     static func settle(_ slot: inout Int) -> Int { slot }

@@ -6,7 +6,9 @@ extension EntitlementReport {
     func writeMembers(into w: inout JSONWriter) {
         w.key("entitlements")
         w.beginArray()
-        for e in entitlements { Self.write(e, into: &w) }
+        entitlements.withUnsafeBufferPointer { list in
+            for e in list.indices { Self.write(list[e], into: &w) }   // borrowed in place, not copied
+        }
         w.endArray()
         w.key("purchases")
         w.beginArray()
@@ -14,10 +16,8 @@ extension EntitlementReport {
             // Read in place: a copy of each record retained and released its three ids.
             for p in list.indices {
                 w.beginObject()
-                w.key("transaction_id")
-                list[p].id.withUTF8 { w.string(utf8: $0) }
-                w.key("original_transaction_id")
-                if let original = list[p].originalID { original.withUTF8 { w.string(utf8: $0) } } else { w.null() }
+                w.id("transaction_id", list[p].id)
+                w.id("original_transaction_id", list[p].originalID)
                 w.field("product_id", list[p].productID)
                 w.field("type", list[p].type?.rawValue ?? "unknown")
                 w.field("quantity", list[p].quantity)
@@ -67,14 +67,14 @@ extension EntitlementReport {
         w.endObject()
     }
 
-    private static func write(_ e: Entitlement, into w: inout JSONWriter) {
+    private static func write(_ e: borrowing Entitlement, into w: inout JSONWriter) {
         w.beginObject()
         w.field("id", e.id)
         w.field("active", e.active)
         w.field("state", e.state.rawValue)
         w.field("product_id", e.productID)
-        w.field("original_transaction_id", e.originalTransactionID)
-        w.field("transaction_id", e.transactionID)
+        w.id("original_transaction_id", e.originalTransaction)
+        w.id("transaction_id", e.transaction)
         w.field("expires_date_ms", e.expiresDateMs)
         w.field("will_renew", e.willRenew)
         w.field("renews_to", e.renewsTo)
@@ -88,7 +88,7 @@ extension EntitlementReport {
         w.key("evidence")
         w.beginObject()
         w.field("rule", e.evidence.rule.rawValue)
-        w.field("transaction_id", e.evidence.transactionID)
+        w.id("transaction_id", e.evidence.transaction)
         w.field("candidates", Int64(e.evidence.candidates))
         w.endObject()
         w.endObject()
@@ -115,6 +115,12 @@ extension EntitlementReport {
 }
 
 extension JSONWriter {
+    /// A member holding an id as its text, null when there is none (no String made).
+    mutating func id(_ k: StaticString, _ text: IDText?) {
+        key(k)
+        if let text { text.withUTF8 { string(utf8: $0) } } else { null() }
+    }
+
     /// The members every result ends with: what it grants, and nothing unless it is valid.
     mutating func grants(_ report: EntitlementReport?, valid: Bool) {
         if let report, valid {

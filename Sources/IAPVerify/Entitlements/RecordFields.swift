@@ -366,22 +366,31 @@ struct RecordTable<Model>: Sendable {
     /// `text` is the buffer the model's views point into (none: the model has no views).
     func writeMembers(_ model: inout Model, text: UnsafeBufferPointer<UInt8> = .init(start: nil, count: 0),
                       into w: inout JSONWriter) {
-        withUnsafeMutableBytes(of: &model) { raw in
-            let base = UnsafeRawPointer(raw.baseAddress!)
-            var hasNested = false
-            for i in specs.indices {
-                if specs[i].nested {
-                    hasNested = hasNested || Self.has(specs[i], base)
-                } else {
-                    Self.write(specs[i], base, text, into: &w)
-                }
+        withUnsafeMutableBytes(of: &model) { raw in writeMembers(at: UnsafeRawPointer(raw.baseAddress!), text: text, into: &w) }
+    }
+
+    /// Writes the record where it is (an element of an array, read in place: a copy retained and
+    /// released every text field).
+    func write(at model: UnsafePointer<Model>, into w: inout JSONWriter) {
+        w.beginObject()
+        writeMembers(at: UnsafeRawPointer(model), text: .init(start: nil, count: 0), into: &w)
+        w.endObject()
+    }
+
+    private func writeMembers(at base: UnsafeRawPointer, text: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
+        var hasNested = false
+        for i in specs.indices {
+            if specs[i].nested {
+                hasNested = hasNested || Self.has(specs[i], base)
+            } else {
+                Self.write(specs[i], base, text, into: &w)
             }
-            guard hasNested else { return }
-            w.key(nested.snake)
-            w.beginObject()
-            for i in specs.indices where specs[i].nested { Self.write(specs[i], base, text, into: &w) }
-            w.endObject()
         }
+        guard hasNested else { return }
+        w.key(nested.snake)
+        w.beginObject()
+        for i in specs.indices where specs[i].nested { Self.write(specs[i], base, text, into: &w) }
+        w.endObject()
     }
 
     private static func has(_ spec: FieldSpec, _ base: UnsafeRawPointer) -> Bool {

@@ -21,17 +21,18 @@ enum TransactionJSON {
     static func transactions(_ v: JSONValue?, path: String) throws(FieldProblem) -> [Transaction] {
         guard let v, !v.isNull else { return [] }
         if v.kind == .object { return [try transaction(v, path: path)] }  // iOS 6 style: one object
-        guard let items = v.array else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
+        guard let items = v.elements else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [Transaction] = []
-        out.reserveCapacity(items.count)
+        out.reserveCapacity(items.countHint)
         for (i, item) in items.enumerated() { out.append(try transaction(item, path: path, index: i)) }
         return out
     }
 
     static func renewalInfos(_ v: JSONValue?, path: String) throws(FieldProblem) -> [RenewalInfo] {
         guard let v, !v.isNull else { return [] }
-        guard let items = v.array else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
+        guard let items = v.elements else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [RenewalInfo] = []
+        out.reserveCapacity(items.countHint)
         for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: path, index: i)) }
         return out
     }
@@ -44,8 +45,7 @@ enum TransactionWriter {
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
-        var r = r
-        RenewalInfo.fields.write(&r, into: &w)
+        withUnsafePointer(to: r) { RenewalInfo.fields.write(at: $0, into: &w) }
     }
 
     /// A result's two lists: its transactions and its renewal infos, under the names given.
@@ -60,7 +60,9 @@ enum TransactionWriter {
         w.endArray()
         w.key(renewalsKey)
         w.beginArray()
-        for r in renewals { write(r, into: &w) }
+        renewals.withUnsafeBufferPointer { list in
+            for i in list.indices { RenewalInfo.fields.write(at: list.baseAddress! + i, into: &w) }
+        }
         w.endArray()
     }
 }

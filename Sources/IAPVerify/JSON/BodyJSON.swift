@@ -38,6 +38,21 @@ final class JSONDocument {
     }
 }
 
+/// An array's elements in order, read off the tape as they are asked for.
+struct JSONElements: Sequence, IteratorProtocol {
+    fileprivate let view: json_tape_view
+    fileprivate var position: UInt32
+    fileprivate let end: UInt32
+    /// The parser's count of the elements, for reserving room only (it saturates at 0xFFFFFF).
+    let countHint: Int
+
+    mutating func next() -> JSONValue? {
+        guard position < end else { return nil }
+        defer { position = json_tape_after(view, position) }
+        return JSONValue(view: view, at: position)
+    }
+}
+
 /// See `JSONValue.keyIndex`.
 struct KeyIndex {
     static let crowded = UInt32.max
@@ -103,16 +118,13 @@ struct JSONValue {
     var real: Double? { kind == .real ? json_tape_double(view, at) : nil }
 
     /// The array elements, or nil when this is not an array.
-    var array: [JSONValue]? {
+    var array: [JSONValue]? { elements.map(Array.init) }
+
+    /// The array elements walked in place (no array of them made), or nil when this is not an
+    /// array.
+    var elements: JSONElements? {
         guard kind == .array else { return nil }
-        var out: [JSONValue] = []
-        let end = json_tape_end(view, at)
-        var i = at + 1
-        while i < end {
-            out.append(JSONValue(view: view, at: i))
-            i = json_tape_after(view, i)
-        }
-        return out
+        return JSONElements(view: view, position: at + 1, end: json_tape_end(view, at), countHint: Int(json_tape_count(view, at)))
     }
 
     /// The object members in document order, or nil when this is not an object.

@@ -5,6 +5,8 @@
 //   equivalent spellings as equal), and a payload that should carry a bundle id but does not
 //   fails closed, even when the config accepts any app.
 
+import Glibc
+
 /// What one policy check concluded.
 enum PolicyOutcome: Equatable {
     case ok
@@ -29,10 +31,19 @@ extension VerifierConfig {
                            "the \(what) carries no bundle id, so it cannot be for \(bundleID == "*" ? "any configured app" : "\"\(bundleID)\"")")
         }
         if bundleID == "*" { return .notChecked }
-        guard bundle.elementsEqual(bundleID.utf8) else {
+        guard Self.sameBytes(bundle, bundleID) else {
             return .failed(.bundleMismatch, "the \(what) is for \"\(display ?? "?")\", not \"\(bundleID)\"")
         }
         return .ok
+    }
+
+    /// True when `bytes` are the UTF-8 bytes of `text` (compared at once when both are contiguous).
+    private static func sameBytes<Bytes: Sequence<UInt8>>(_ bytes: Bytes, _ text: String) -> Bool {
+        var text = text
+        let compared = bytes.withContiguousStorageIfAvailable { a in
+            text.withUTF8 { b in a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+        }
+        return compared ?? bytes.elementsEqual(text.utf8)
     }
 
     func checkBundle(_ bundle: String?, what: String) -> PolicyOutcome {

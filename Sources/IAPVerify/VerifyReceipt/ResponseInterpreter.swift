@@ -91,8 +91,8 @@ struct ResponseChecker: Checker {
         guard root.kind == .object else {
             return ResponseReport(.malformed, "the response is not a JSON object", status: nil, action: .reject)
         }
-        guard let statusValue = root["status"], let status = statusValue.tolerantInt() else {
-            let hint = root["unified_receipt"] != nil
+        guard let statusValue = root[literal: "status"], let status = statusValue.tolerantInt() else {
+            let hint = root[literal: "unified_receipt"] != nil
                 ? "; this looks like a server notification (V1): interpret its unified_receipt instead" : ""
             return ResponseReport(.malformed, "the response has no numeric status\(hint)", status: nil, action: .reject)
         }
@@ -117,7 +117,7 @@ struct ResponseChecker: Checker {
             return ResponseReport(.configurationError, "Apple rejected the shared secret (21004): fix the password you send",
                                   status: status, action: .fixConfiguration)
         case let s where isRetryableStatus(s):
-            let flag = root["is-retryable"]?.tolerantBool() ?? root["is_retryable"]?.tolerantBool()
+            let flag = root[literal: "is-retryable"]?.tolerantBool() ?? root[literal: "is_retryable"]?.tolerantBool()
             if flag == false {
                 return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject)
             }
@@ -140,13 +140,13 @@ struct ResponseChecker: Checker {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
             ResponseReport(verdict, reason, status: status, action: .reject)
         }
-        guard let receiptValue = root["receipt"], receiptValue.kind == .object else {
+        guard let receiptValue = root[literal: "receipt"], receiptValue.kind == .object else {
             return reject(.malformed, "status \(status) without a receipt object grants nothing")
         }
         var report = ResponseReport(undecidedStatus: status)
         do {
             let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
-            let ios6 = receiptValue["bid"] != nil && receiptValue["bundle_id"] == nil
+            let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
             var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
             receipt.receiptType = try f.string("receipt_type")
             receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
@@ -167,14 +167,14 @@ struct ResponseChecker: Checker {
             if ios6 {
                 var union = TransactionUnion.ByID()
                 union.add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
-                union.add(try TransactionJSON.transactions(root["latest_receipt_info"], path: "latest_receipt_info"))
-                union.add(try TransactionJSON.transactions(root["latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
+                union.add(try TransactionJSON.transactions(root[literal: "latest_receipt_info"], path: "latest_receipt_info"))
+                union.add(try TransactionJSON.transactions(root[literal: "latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
                 report.transactions = union.transactions
             } else {
-                report.transactions = try TransactionUnion.of([(receiptValue["in_app"], "receipt.in_app"),
-                                                               (root["latest_receipt_info"], "latest_receipt_info")])
+                report.transactions = try TransactionUnion.of([(receiptValue[literal: "in_app"], "receipt.in_app"),
+                                                               (root[literal: "latest_receipt_info"], "latest_receipt_info")])
             }
-            report.renewals = try TransactionJSON.renewalInfos(root["pending_renewal_info"], path: "pending_renewal_info")
+            report.renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info")
             if ios6, let chain = report.transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.
                 let top = try FieldReader(root, path: "response", .tolerant)
@@ -194,7 +194,7 @@ struct ResponseChecker: Checker {
 
         // The same policy checks, in the same order, as a receipt and a JWS: environment, then bundle.
         let environment: ReceiptEnvironment?
-        if let env = root["environment"]?.string {
+        if let env = root[literal: "environment"]?.string {
             environment = ReceiptEnvironment(appleName: env)
         } else if let type = report.receipt?.receiptType {
             environment = ReceiptEnvironment(appleName: type)

@@ -56,9 +56,9 @@ enum TransactionUnion {
             var keys: [IDText.InlineKey] = []
             for (l, list) in lists.enumerated() {
                 guard let v = list.value, !v.isNull else { continue }
-                guard v.kind == .array, let items = v.array else { return nil }
-                records.reserveCapacity(records.count + items.count)
-                keys.reserveCapacity(keys.count + items.count)
+                guard let items = v.elements else { return nil }
+                records.reserveCapacity(records.count + items.countHint)
+                keys.reserveCapacity(keys.count + items.countHint)
                 for (i, item) in items.enumerated() {
                     guard item.kind == .object, let id = item[literal: "transaction_id"]?.utf8, id.count > 0,
                           let key = IDText.inlineKey(utf8: id) else { return nil }

@@ -280,6 +280,23 @@ final class DecimalTextTests: XCTestCase {
             XCTAssertEqual(ours, Int64(s), "\"\(s)\"")
         }
     }
+    func testEveryByteAtEveryPositionOfEveryLength() {
+        // Eight digits are read at a time: a byte that is not a digit must be refused wherever it
+        // falls in a word or the tail, including bytes a carry could hide (0xFA...0xFF, ':' and '/').
+        for length in 1...20 {
+            let digits = (0..<length).map { UInt8(ascii: "0") + UInt8(($0 * 7 + 3) % 10) }
+            XCTAssertEqual(digits.withUnsafeBufferPointer { Int64(decimal: $0) }, Int64(String(decoding: digits, as: UTF8.self)))
+            for position in 0..<length {
+                for byte in 0...255 {
+                    var bytes = digits
+                    bytes[position] = UInt8(byte)
+                    let ours = bytes.withUnsafeBufferPointer { Int64(decimal: $0) }
+                    let theirs = String(validating: bytes, as: UTF8.self).flatMap { Int64($0) }
+                    XCTAssertEqual(ours, theirs, "byte \(byte) at \(position) of \(length)")
+                }
+            }
+        }
+    }
 }
 
 /// The union of in_app and latest_receipt_info reads only the record each id ends with and checks
