@@ -154,11 +154,13 @@ public enum EntitlementEngine {
             productOf.append(products.id(transactions[i].productID))
             chainOf.append(chains.id(transactions[i].chain))
         }
-        let rules = catalog ?? inferredRules(transactions, productOf, products)
-        let ruleOfProduct: [ProductRule?] = products.names.map { rules[$0] }
+        // Each product's rule, by product number: the catalog's, or the one its purchases imply.
+        let ruleOfProduct: [ProductRule?] = catalog.map { c in products.names.map { c[$0] } }
+            ?? inferredRules(transactions, productOf, products)
         // Each purchase's product type (a rule copied per purchase retained its texts).
-        let typeOfProduct: [ProductType?] = ruleOfProduct.map { $0?.type }
-        let typeOf: [ProductType?] = productOf.map { typeOfProduct[$0] }
+        var typeOf: [ProductType?] = []
+        typeOf.reserveCapacity(transactions.count)
+        for i in transactions.indices { typeOf.append(ruleOfProduct[productOf[i]]?.type) }
         // By index: a RenewalInfo copy retains each of its twenty-odd text fields. Keyed by chain
         // number (the chains table joins ids as String equality does): no String per chain.
         var renewalOfChain: [Int] = []
@@ -179,18 +181,29 @@ public enum EntitlementEngine {
         }
         // With a catalog: the products it does not name. Without one: the products whose type
         // Apple's signatures leave unknown or ambiguous. Either way they grant nothing.
-        report.unknownProducts = products.names.indices.filter { ruleOfProduct[$0] == nil }.map { products.names[$0] }.sorted()
+        for p in products.names.indices where ruleOfProduct[p] == nil { report.unknownProducts.append(products.names[p]) }
+        if report.unknownProducts.count > 1 { report.unknownProducts.sort() }
         if let catalog {
             report.catalogConflicts = catalogConflicts(catalog, transactions, productOf, products)
         }
 
-        // Every entitlement id, with the products that grant it.
-        var grantors: [String: [String]] = [:]
-        for (product, rule) in rules {
-            for e in rule.entitlements { grantors[e, default: []].append(product) }
+        // Each product's purchases, in purchase order: `purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]`
+        // (one list for all products; with one product, the purchases themselves).
+        var purchaseList: [Int] = Array(transactions.indices)
+        var purchaseStart: [Int] = []
+        if products.names.count > 1 {
+            purchaseStart = [Int](repeating: 0, count: products.names.count + 1)
+            for i in transactions.indices { purchaseStart[productOf[i] + 1] += 1 }
+            for p in products.names.indices { purchaseStart[p + 1] += purchaseStart[p] }
+            var next = purchaseStart
+            for i in transactions.indices {
+                purchaseList[next[productOf[i]]] = i
+                next[productOf[i]] += 1
+            }
         }
-        var byProduct = [[Int]](repeating: [], count: products.names.count)
-        for i in transactions.indices { byProduct[productOf[i]].append(i) }
+        func purchases(of p: Int) -> ArraySlice<Int> {
+            purchaseStart.isEmpty ? purchaseList[...] : purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]
+        }
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
         var heads = [Int](repeating: -1, count: chains.names.count)
@@ -200,38 +213,84 @@ public enum EntitlementEngine {
             heads[chainOf[i]] = i
         }
 
-        for (id, grantingProducts) in grantors {
-            var candidates: [Entitlement] = []
-            var chainMembers: [Int: [Int]] = [:]
-            for product in grantingProducts {
-                guard let rule = rules[product], let p = products.existingID(product) else { continue }
-                let txns = byProduct[p]
-                switch rule.type {
-                case .autoRenewable:
-                    for i in txns { chainMembers[chainOf[i], default: []].append(i) }
-                case .nonConsumable:
-                    if let c = nonConsumable(id, product, rule, transactions, txns, nowMs) { candidates.append(c) }
-                case .nonRenewing:
-                    if let c = nonRenewing(id, product, rule, transactions, txns, nowMs) { candidates.append(c) }
-                case .consumable:
-                    break
+        // One entitlement at a time: each granting product's purchases are judged (`judge`), then
+        // the candidates they give compete (`decide`). Both lists are reused.
+        var candidates: [Entitlement] = []
+        var subscribed: [Int] = []   // the auto-renewable purchases, judged by chain in `decide`
+        func judge(_ id: String, _ product: String, _ rule: ProductRule, _ p: Int?) {
+            guard let p else { return }   // a catalog product nobody bought
+            switch rule.type {
+            case .autoRenewable:
+                subscribed.append(contentsOf: purchases(of: p))
+            case .nonConsumable:
+                if let c = nonConsumable(id, product, rule, transactions, purchases(of: p), nowMs) { candidates.append(c) }
+            case .nonRenewing:
+                if let c = nonRenewing(id, product, rule, transactions, purchases(of: p), nowMs) { candidates.append(c) }
+            case .consumable:
+                break
+            }
+        }
+        func decide(_ id: String) {
+            // The subscribed purchases by chain (one candidate per chain): grouped in chain order
+            // unless they all share one chain.
+            if !subscribed.isEmpty {
+                let first = chainOf[subscribed[0]]
+                if !subscribed.allSatisfy({ chainOf[$0] == first }) {
+                    subscribed.sort { chainOf[$0] != chainOf[$1] ? chainOf[$0] < chainOf[$1] : $0 < $1 }
+                }
+                var start = 0
+                while start < subscribed.count {
+                    let chain = chainOf[subscribed[start]]
+                    var end = start + 1
+                    while end < subscribed.count, chainOf[subscribed[end]] == chain { end += 1 }
+                    let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
+                    let r = chain < renewalOfChain.count ? renewalOfChain[chain] : -1
+                    if let c = subscriptionChain(id, chains.names[chain], transactions, subscribed[start..<end],
+                                                 r >= 0 ? renewals[r] : nil, head, productOf, ruleOfProduct, grace, nowMs) {
+                        candidates.append(c)
+                    }
+                    start = end
                 }
             }
-            for (chain, txns) in chainMembers {
-                let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
-                let renewal = chain < renewalOfChain.count && renewalOfChain[chain] >= 0 ? renewals[renewalOfChain[chain]] : nil
-                if let c = subscriptionChain(id, chains.names[chain], transactions, txns, renewal, head, rules, grace, nowMs) {
-                    candidates.append(c)
-                }
+            var chosen: Entitlement
+            if let k = pick(candidates) {
+                candidates.swapAt(k, candidates.count - 1)
+                chosen = candidates.removeLast()   // moved out, not copied
+                chosen.evidence.candidates = candidates.count + 1
+            } else {
+                chosen = Entitlement(id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
+                                     evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0))
             }
-            var chosen = pick(candidates) ?? Entitlement(
-                id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
-                evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0))
-            chosen.evidence.candidates = candidates.count
             report.entitlements.append(chosen)
+            candidates.removeAll(keepingCapacity: true)
+            subscribed.removeAll(keepingCapacity: true)
+        }
+        if let catalog {
+            // Every entitlement id the catalog names, with the products that grant it.
+            var grantors: [String: [String]] = [:]
+            for (product, rule) in catalog {
+                for e in rule.entitlements { grantors[e, default: []].append(product) }
+            }
+            for (id, grantingProducts) in grantors {
+                for product in grantingProducts {
+                    guard let rule = catalog[product] else { continue }
+                    judge(id, product, rule, products.existingID(product))
+                }
+                decide(id)
+            }
+        } else {
+            // Each product with a rule grants the entitlements its rule names (itself, or nothing
+            // for a consumable); product names are distinct, so no two products share one.
+            for p in products.names.indices {
+                guard let rule = ruleOfProduct[p] else { continue }
+                for id in rule.entitlements {
+                    judge(id, products.names[p], rule, p)
+                    decide(id)
+                }
+            }
         }
         report.entitlements.sort { $0.id < $1.id }
-        report.introEligible = introEligibility(transactions, productOf, ruleOfProduct, rules: rules, catalog: catalog)
+        report.introEligible = introEligibility(transactions, productOf, ruleOfProduct, catalog: catalog)
         report.delivery = DeliveryPlanner.plan(transactions, typeOf, nowMs: nowMs, delivered: delivered, orders: orders)
         return report
     }
@@ -369,22 +428,25 @@ public enum EntitlementEngine {
     /// auto-renewable when any of its purchases has an expiry, else non-consumable. A
     /// non-renewing subscription needs the catalog's `duration_ms`, so without one it grants
     /// nothing.
-    private static func inferredRules(_ transactions: [Transaction], _ productOf: [Int], _ products: InternTable) -> [String: ProductRule] {
+    private static func inferredRules(_ transactions: [Transaction], _ productOf: [Int], _ products: InternTable) -> [ProductRule?] {
         var expiring = [Bool](repeating: false, count: products.names.count)
         for i in transactions.indices where transactions[i].expiresDateMs != nil { expiring[productOf[i]] = true }
         let signed = signedTypes(transactions, productOf, products)
-        var rules: [String: ProductRule] = [:]
+        var rules: [ProductRule?] = []
         rules.reserveCapacity(products.names.count)
         for (p, name) in products.names.enumerated() {
             let type: ProductType
             if let apple = signed[p] {
-                guard let known = apple else { continue }   // ambiguous or unknown: no rule, grants nothing
+                guard let known = apple else {   // ambiguous or unknown: no rule, grants nothing
+                    rules.append(nil)
+                    continue
+                }
                 type = known
             } else {
                 type = expiring[p] ? .autoRenewable : .nonConsumable
             }
-            rules[name] = ProductRule(type: type, group: nil, level: nil,
-                                      entitlements: type == .consumable ? [] : [name], durationMs: nil)
+            rules.append(ProductRule(type: type, group: nil, level: nil,
+                                     entitlements: type == .consumable ? [] : [name], durationMs: nil))
         }
         return rules
     }
@@ -407,37 +469,43 @@ public enum EntitlementEngine {
     // MARK: - Auto-renewable subscriptions (§7.1)
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
-    private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: [Int],
-                                          _ renewal: RenewalInfo?, _ head: IDText?, _ rules: [String: ProductRule],
+    private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: ArraySlice<Int>,
+                                          _ renewal: RenewalInfo?, _ head: IDText?, _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
-        let byExpiry = { (a: Int, b: Int) in expiryOrder(all, a, b) }
-        let current = indices.filter { !all[$0].isRevoked(at: now) }.max(by: byExpiry).map { all[$0] }
-        func make(_ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
+        // The latest unrevoked purchase, the latest revoked one and the latest revoked one that
+        // would cover now (by the total expiry order), in one pass.
+        var current = -1, revoked = -1, covering = -1
+        for i in indices {
+            if all[i].isRevoked(at: now) {
+                if revoked < 0 || expiryOrder(all, revoked, i) { revoked = i }
+                if let e = all[i].expiresDateMs, (all[i].purchaseDateMs ?? Int64.min) <= now, now < e,
+                   covering < 0 || expiryOrder(all, covering, i) { covering = i }
+            } else if current < 0 || expiryOrder(all, current, i) {
+                current = i
+            }
+        }
+        func make(_ i: Int, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
                   reason: String) -> Entitlement {
             Entitlement(
-                id: id, active: active, state: state, productID: t.productID, originalTransaction: t.originalID ?? chainID,
-                transaction: t.id, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
-                renewsTo: renewal?.autoRenewProductID.flatMap { $0 == t.productID ? nil : $0 },
-                period: t.isTrialPeriod ? .trial : t.isInIntroOfferPeriod ? .intro : .normal,
-                ownership: ownership(t), expirationReason: nil, cancellationReason: nil, reason: reason,
-                evidence: Evidence(rule: rule, transaction: t.id, candidates: 1), level: rules[t.productID]?.level,
+                id: id, active: active, state: state, productID: all[i].productID, originalTransaction: all[i].originalID ?? chainID,
+                transaction: all[i].id, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
+                renewsTo: renewal?.autoRenewProductID.flatMap { $0 == all[i].productID ? nil : $0 },
+                period: all[i].isTrialPeriod ? .trial : all[i].isInIntroOfferPeriod ? .intro : .normal,
+                ownership: ownership(all[i]), expirationReason: nil, cancellationReason: nil, reason: reason,
+                evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[productOf[i]]?.level,
                 priceIncrease: priceIncrease(renewal))
         }
-        if let cur = current, let expires = cur.expiresDateMs, (cur.purchaseDateMs ?? Int64.min) <= now, now < expires {
-            return make(cur, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
-                        reason: "\(cur.productID) is paid until \(RFC3339.format(expires))"
+        if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
+            return make(current, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
+                        reason: "\(all[current].productID) is paid until \(RFC3339.format(expires))"
                             + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
         }
         // A revoked transaction that would cover now: the chain ended by refund or upgrade.
-        let revoked = indices.filter { all[$0].isRevoked(at: now) }
-        let covering = revoked.filter {
-            guard let e = all[$0].expiresDateMs else { return false }
-            return (all[$0].purchaseDateMs ?? Int64.min) <= now && now < e
-        }.max(by: byExpiry)
-        if let ri = covering ?? (current == nil ? revoked.max(by: byExpiry) : nil) {
-            let r = all[ri]
-            var e = make(r, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
-                         rule: covering != nil ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
+        let ended = covering >= 0 ? covering : current < 0 ? revoked : -1
+        if ended >= 0 {
+            let r = all[ended]
+            var e = make(ended, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
+                         rule: covering >= 0 ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
                          reason: r.isUpgraded
                             ? "\(r.productID) was upgraded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
                             : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
@@ -447,17 +515,17 @@ public enum EntitlementEngine {
             e.priceIncrease = nil
             return e
         }
-        guard let cur = current else { return nil }
-        if renewal?.isInBillingRetryPeriod == true, cur.id == head {
+        guard current >= 0 else { return nil }
+        if renewal?.isInBillingRetryPeriod == true, all[current].id == head {
             if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
-                return make(cur, .gracePeriod, active: true, expires: g, rule: .autoRenewableBillingGracePeriod,
+                return make(current, .gracePeriod, active: true, expires: g, rule: .autoRenewableBillingGracePeriod,
                             reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
             }
-            return make(cur, .billingRetry, active: false, expires: cur.expiresDateMs, rule: .autoRenewableBillingRetry,
+            return make(current, .billingRetry, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableBillingRetry,
                         reason: "billing failed and Apple is retrying; no access without a grace period")
         }
-        var e = make(cur, .expired, active: false, expires: cur.expiresDateMs, rule: .autoRenewableExpired,
-                     reason: "\(cur.productID) expired at \(cur.expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
+        var e = make(current, .expired, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableExpired,
+                     reason: "\(all[current].productID) expired at \(all[current].expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
         e.expirationReason = renewal?.expirationIntent.map(expirationReason)
         return e
     }
@@ -514,7 +582,7 @@ public enum EntitlementEngine {
     }
 
     private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
-                                      _ indices: [Int], _ now: Int64) -> Entitlement? {
+                                      _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
         let byPurchase = { (a: Int, b: Int) in purchaseOrder(all[a], all[b]) }
         let owned = indices.filter { !all[$0].isRevoked(at: now) && (all[$0].purchaseDateMs ?? Int64.min) <= now }
         if let t = owned.max(by: byPurchase).map({ all[$0] }) {
@@ -530,7 +598,7 @@ public enum EntitlementEngine {
     }
 
     private static func nonRenewing(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
-                                    _ indices: [Int], _ now: Int64) -> Entitlement? {
+                                    _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
         guard let duration = rule.durationMs else { return nil }
         let txns = indices.map { all[$0] }  // a window product has few purchases
         func end(_ t: Transaction) -> Int64? {
@@ -567,31 +635,31 @@ public enum EntitlementEngine {
 
     // MARK: - Choosing between candidates
 
-    /// Active beats inactive; among active: permanent ownership, then the highest tier (lowest
-    /// level), then the latest expiry. Among inactive: the latest expiry. Ties: transaction id.
-    static func pick(_ candidates: [Entitlement]) -> Entitlement? {
-        candidates.min { a, b in
-            if a.active != b.active { return a.active }
-            if a.active {
-                let ap = a.state == .owned, bp = b.state == .owned
+    /// The candidate that wins: active beats inactive; among active: permanent ownership, then the
+    /// highest tier (lowest level), then the latest expiry. Among inactive: the latest expiry.
+    /// Ties: transaction id. (Fields read in place: a candidate copied retained every text.)
+    static func pick(_ candidates: [Entitlement]) -> Int? {
+        candidates.indices.min { a, b in
+            if candidates[a].active != candidates[b].active { return candidates[a].active }
+            if candidates[a].active {
+                let ap = candidates[a].state == .owned, bp = candidates[b].state == .owned
                 if ap != bp { return ap }
-                let al = a.level ?? Int64.max, bl = b.level ?? Int64.max
+                let al = candidates[a].level ?? Int64.max, bl = candidates[b].level ?? Int64.max
                 if al != bl { return al < bl }
             }
-            let ae = a.expiresDateMs ?? Int64.min, be = b.expiresDateMs ?? Int64.min
+            let ae = candidates[a].expiresDateMs ?? Int64.min, be = candidates[b].expiresDateMs ?? Int64.min
             if ae != be { return ae > be }
-            return transactionIDLess(a.transactionID ?? "", b.transactionID ?? "")
+            return IDText.idLess(candidates[a].transaction ?? .empty, candidates[b].transaction ?? .empty)
         }
     }
 
     // MARK: - Introductory offers
 
     private static func introEligibility(_ txns: [Transaction], _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
-                                         rules: [String: ProductRule],
                                          catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
         var groups: [String: Bool] = [:]
-        if catalog != nil {
-            for (_, rule) in rules where rule.type == .autoRenewable {
+        if let catalog {
+            for (_, rule) in catalog where rule.type == .autoRenewable {
                 if let g = rule.group { groups[g] = true }
             }
         }
