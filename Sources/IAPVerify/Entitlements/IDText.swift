@@ -96,9 +96,9 @@ struct IDText: Sendable {
 
         /// A hash keyed per process by `seed` (multiply-and-fold on the words): a few instructions
         /// where the standard library's hasher takes a hundred. It is not built to withstand an
-        /// attacker, so every table that uses it bounds its probe runs (`maxProbes`) and past the
-        /// bound falls back to String keys, which the standard library's hasher protects: crafted
-        /// ids then cost at most that bound.
+        /// attacker, so every table that uses it counts its probe steps against `probeBudget` and
+        /// past the budget falls back to String keys, which the standard library's hasher
+        /// protects: crafted ids then cost at most the budget.
         @inline(__always) func hash(_ seed: UInt64) -> Int {
             @inline(__always) func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
                 let p = a.multipliedFullWidth(by: b)
@@ -109,8 +109,12 @@ struct IDText: Sendable {
             return Int(truncatingIfNeeded: fold(h, k0 ^ seed))
         }
 
-        /// The longest probe run a table keyed by `hash` walks before it gives up on it.
-        static let maxProbes = 32
+        /// The probe steps (past each lookup's first slot) a table keyed by `hash` may take in all
+        /// for `insertions` keys before it gives up on the hash: linear probing at half load takes
+        /// under two a key on average, and chance runs of twenty and more occur in big tables, so
+        /// only a total far above that (ids made to collide) trips it. A per-lookup bound tripped
+        /// by chance on honest ids.
+        static func probeBudget(_ insertions: Int, slack: Int = 256) -> Int { 8 * insertions + slack }
 
         /// Drawn once per process, from the standard library's randomly seeded hasher.
         static let seed: UInt64 = {
@@ -123,7 +127,7 @@ struct IDText: Sendable {
 
 /// Small integer ids for IDTexts, given in order of first sight. Keyed by their words in an
 /// open-addressed table while every text is inline (`InlineKey.hash`); from the first text held
-/// as a String on, or the first probe run longer than `InlineKey.maxProbes` (crafted ids), by
+/// as a String on, or once the probes exceed `InlineKey.probeBudget` (crafted ids), by
 /// String (where canonically equal texts, which String equality joins, meet, and the standard
 /// library's seeded hasher protects the table), every earlier text re-keyed once.
 struct IDInternTable {
@@ -133,12 +137,16 @@ struct IDInternTable {
     private var slots: [Int32] = []
     private var byString: [String: Int]? = nil
     private let seed = IDText.InlineKey.seed
-    private let maxProbes: Int
+    private var probes = 0
+    private let slack: Int
 
-    /// - Parameter maxProbes: the longest probe run before String keys take over (tests lower it
-    ///   to reach that path without crafted ids).
-    init(capacity: Int = 0, maxProbes: Int = IDText.InlineKey.maxProbes) {
-        self.maxProbes = maxProbes
+    /// True once String keys have taken over (tests).
+    var keyedByString: Bool { byString != nil }
+
+    /// - Parameter slack: the probe budget's allowance (`InlineKey.probeBudget`); tests make it
+    ///   negative to reach the String-keyed path without crafted ids.
+    init(capacity: Int = 0, slack: Int = 256) {
+        self.slack = slack
         names.reserveCapacity(capacity)
         keys.reserveCapacity(capacity)
     }
@@ -158,7 +166,8 @@ struct IDInternTable {
             if 2 * (names.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
             let mask = slots.count - 1
             var at = key.hash(seed) & mask
-            for _ in 0...maxProbes {
+            let budget = IDText.InlineKey.probeBudget(names.count, slack: slack)
+            while true {
                 let e = Int(slots[at])
                 if e < 0 {
                     slots[at] = Int32(truncatingIfNeeded: names.count)
@@ -167,9 +176,11 @@ struct IDInternTable {
                     return names.count - 1
                 }
                 if keys[e] == key { return e }
+                probes += 1
+                // This many probes: the ids were made to collide. Keyed by String from here on.
+                if probes > budget { break }
                 at = (at + 1) & mask
             }
-            // A probe run this long: the ids were made to collide. Keyed by String from here on.
         }
         if byString == nil {
             var all: [String: Int] = [:]

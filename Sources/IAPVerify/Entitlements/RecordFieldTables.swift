@@ -27,8 +27,15 @@ struct TransactionRecord {
     /// Reads one transaction (see RecordTable.read).
     static func read(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
                      index: Int? = nil) throws(FieldProblem) -> Transaction {
+        var texts = RecentTexts()
+        return try read(v, casing, flavour, path: path, index: index, texts: &texts)
+    }
+
+    /// The same, sharing repeated texts with the other records of a list (`texts`).
+    static func read(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
+                     index: Int? = nil, texts: inout RecentTexts) throws(FieldProblem) -> Transaction {
         var r = TransactionRecord()
-        let commerce = try fields.read(v, into: &r, casing, flavour, path: path, index: index)
+        let commerce = try fields.read(v, into: &r, casing, flavour, path: path, index: index, texts: &texts)
         // Moved out, not copied (a copy retains every text field once more, then releases it).
         var t = Transaction(id: .empty, productID: "")
         swap(&t, &r.t)
@@ -114,8 +121,15 @@ extension RenewalInfo {
     /// Reads one renewal info (see RecordTable.read).
     static func read(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
                      index: Int? = nil) throws(FieldProblem) -> RenewalInfo {
+        var texts = RecentTexts()
+        return try read(v, casing, flavour, path: path, index: index, texts: &texts)
+    }
+
+    /// The same, sharing repeated texts with the other records of a list (`texts`).
+    static func read(_ v: JSONValue, _ casing: FieldCasing, _ flavour: FieldFlavour, path: String,
+                     index: Int? = nil, texts: inout RecentTexts) throws(FieldProblem) -> RenewalInfo {
         var r = RenewalInfo(originalTransactionID: "")
-        try fields.read(v, into: &r, casing, flavour, path: path, index: index)
+        try fields.read(v, into: &r, casing, flavour, path: path, index: index, texts: &texts)
         return r
     }
 

@@ -235,6 +235,15 @@ struct RecordTable<Model>: Sendable {
     @discardableResult
     func read(_ object: JSONValue, into model: inout Model, _ casing: FieldCasing, _ flavour: FieldFlavour,
               path: String, index: Int? = nil, checkOnly: Bool = false) throws(FieldProblem) -> Bool {
+        var texts = RecentTexts()
+        return try read(object, into: &model, casing, flavour, path: path, index: index, checkOnly: checkOnly, texts: &texts)
+    }
+
+    /// The same, making repeated texts (a product id in every record) once: `texts` is shared by
+    /// the records of one list.
+    @discardableResult
+    func read(_ object: JSONValue, into model: inout Model, _ casing: FieldCasing, _ flavour: FieldFlavour,
+              path: String, index: Int? = nil, checkOnly: Bool = false, texts: inout RecentTexts) throws(FieldProblem) -> Bool {
         let decoder = try FieldDecoder(object, path: path, index: index, flavour)
         var found = Slots(repeating: 0)
         // The rows something was found for: the general pass visits only those, in row order.
@@ -255,7 +264,7 @@ struct RecordTable<Model>: Sendable {
             guard specs[i].name(casing) != nil, let v = value(i) else {
                 throw FieldProblem(message: "\(decoder.path).\(specs[i].name(casing) ?? specs[i].snake) is missing")
             }
-            try set(i, v, text: nil, casing, decoder, checkOnly, &model)
+            try set(i, v, text: nil, casing, decoder, checkOnly, &model, &texts)
         }
         // Every row not required and not nested, in row order, that has a member (the others
         // would read nothing): the same reads, errors and order as visiting every row.
@@ -264,9 +273,9 @@ struct RecordTable<Model>: Sendable {
             let i = rows.trailingZeroBitCount
             rows &= rows &- 1
             if let v = value(i) {
-                try set(i, v, text: nil, casing, decoder, checkOnly, &model)
+                try set(i, v, text: nil, casing, decoder, checkOnly, &model, &texts)
             } else if casing == .snake, textSlot[i] >= 0, let text = value(textSlot[i]) {
-                try set(i, nil, text: text, casing, decoder, checkOnly, &model)
+                try set(i, nil, text: text, casing, decoder, checkOnly, &model, &texts)
             }
         }
         var touched = foundRows & whenPresentRows != 0
@@ -282,7 +291,7 @@ struct RecordTable<Model>: Sendable {
             for i in specs.indices where specs[i].nested {
                 let at = innerFound[i]
                 guard at != 0, let v = FieldDecoder.present(JSONValue(view: inner.view, at: at)) else { continue }
-                try set(i, v, text: nil, casing, innerDecoder, checkOnly, &model)
+                try set(i, v, text: nil, casing, innerDecoder, checkOnly, &model, &texts)
             }
         }
         derive(&model, casing)
@@ -291,7 +300,7 @@ struct RecordTable<Model>: Sendable {
 
     /// Reads field `i`, present (or, for a snake_case date, its text member), into the model.
     private func set(_ i: Int, _ v: JSONValue?, text: JSONValue?, _ casing: FieldCasing,
-                     _ d: FieldDecoder, _ checkOnly: Bool, _ model: inout Model) throws(FieldProblem) {
+                     _ d: FieldDecoder, _ checkOnly: Bool, _ model: inout Model, _ texts: inout RecentTexts) throws(FieldProblem) {
         let spec = specs[i]
         let key = spec.name(casing) ?? spec.snake
         switch spec.storage {
@@ -303,6 +312,8 @@ struct RecordTable<Model>: Sendable {
             }
             if case .code = spec.kind, d.flavour == .strict {
                 s = String(try d.int(v!, key))   // Apple signs a number
+            } else if let bytes = v!.utf8 {
+                s = texts.text(bytes)   // what `d.string` makes of a JSON string, shared when repeated
             } else {
                 s = try d.string(v!, key)
             }

@@ -8,6 +8,11 @@ enum TransactionJSON {
         try TransactionRecord.read(v, .snake, .tolerant, path: path, index: index)
     }
 
+    /// One of a list's transactions: `texts` is shared by the list's records.
+    static func transaction(_ v: JSONValue, path: String, index: Int? = nil, texts: inout RecentTexts) throws(FieldProblem) -> Transaction {
+        try TransactionRecord.read(v, .snake, .tolerant, path: path, index: index, texts: &texts)
+    }
+
     /// Fails where `transaction` fails, building nothing (`scratch` takes what a check sets).
     static func checkTransaction(_ v: JSONValue, path: String, index: Int? = nil,
                                  scratch: inout TransactionRecord) throws(FieldProblem) {
@@ -24,7 +29,8 @@ enum TransactionJSON {
         guard let items = v.elements else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [Transaction] = []
         out.reserveCapacity(items.countHint)
-        for (i, item) in items.enumerated() { out.append(try transaction(item, path: path, index: i)) }
+        var texts = RecentTexts()
+        for (i, item) in items.enumerated() { out.append(try transaction(item, path: path, index: i, texts: &texts)) }
         return out
     }
 
@@ -33,7 +39,8 @@ enum TransactionJSON {
         guard let items = v.elements else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [RenewalInfo] = []
         out.reserveCapacity(items.countHint)
-        for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: path, index: i)) }
+        var texts = RecentTexts()
+        for (i, item) in items.enumerated() { out.append(try RenewalInfo.read(item, .snake, .tolerant, path: path, index: i, texts: &texts)) }
         return out
     }
 }

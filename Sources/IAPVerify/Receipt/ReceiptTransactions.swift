@@ -51,30 +51,3 @@ extension Transaction {
         return out
     }
 }
-
-/// The last few distinct texts made from views, so that a repeated product id is one String
-/// shared (a retain) instead of a new one per purchase.
-struct RecentTexts {
-    private var texts: [String] = []
-    private var next = 0
-
-    mutating func text(_ view: UnsafeBufferPointer<UInt8>?) -> String? {
-        view.map { bytes -> String in
-            // By index, read in place: iterating the Strings copied each one (a retain and a
-            // release per candidate), and most lookups compare several.
-            for i in texts.indices where Self.same(texts[i], bytes) { return texts[i] }
-            let s = String(decoding: bytes, as: UTF8.self)
-            if texts.count < 8 { texts.append(s) } else { texts[next] = s; next = (next + 1) % 8 }
-            return s
-        }
-    }
-
-    private static func same(_ s: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard s.utf8.count == bytes.count else { return false }
-        if bytes.count == 0 { return true }
-        if let equal = s.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return equal
-        }
-        return s.utf8.elementsEqual(bytes)
-    }
-}

@@ -67,8 +67,8 @@ enum TransactionUnion {
                 }
             }
             guard records.count < Int(Int32.max) / 4 else { return nil }
-            // Open addressing over the ids' words. A probe run past the bound means crafted ids:
-            // the plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
+            // Open addressing over the ids' words. Probes past the budget mean crafted ids: the
+            // plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
             var size = 16
             while size < 2 * keys.count { size *= 2 }
             let mask = size - 1, seed = IDText.InlineKey.seed
@@ -76,9 +76,10 @@ enum TransactionUnion {
             var firstKey: [IDText.InlineKey] = []
             firstKey.reserveCapacity(keys.count)
             position.reserveCapacity(keys.count)
+            let budget = IDText.InlineKey.probeBudget(keys.count)
+            var probes = 0
             for (k, key) in keys.enumerated() {
                 var at = key.hash(seed) & mask
-                var probes = 0
                 while true {
                     let p = Int(table[at])
                     if p < 0 {
@@ -94,7 +95,7 @@ enum TransactionUnion {
                         break
                     }
                     probes += 1
-                    if probes > IDText.InlineKey.maxProbes { return nil }
+                    if probes > budget { return nil }
                     at = (at + 1) & mask
                 }
             }
@@ -107,11 +108,13 @@ enum TransactionUnion {
             let union = [Transaction](unsafeUninitializedCapacity: last.count) { buffer, initialized in
                 // One record checked at a time, every replaced record into the same scratch model.
                 var scratch = TransactionRecord.scratch
+                var texts = RecentTexts()   // a product id repeated in every record: one String
                 for (k, r) in records.enumerated() {
                     let p = Int(position[k])
                     do throws(FieldProblem) {
                         if Int(last[p]) == k {
-                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[r.list].path, index: r.index))
+                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[r.list].path,
+                                                                                                  index: r.index, texts: &texts))
                         } else {
                             try TransactionJSON.checkTransaction(r.value, path: lists[r.list].path, index: r.index, scratch: &scratch)
                         }
