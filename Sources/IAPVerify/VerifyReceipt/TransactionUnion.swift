@@ -67,6 +67,21 @@ enum TransactionUnion {
                 }
             }
             guard records.count < Int(Int32.max) / 4 else { return nil }
+            position.reserveCapacity(keys.count)
+            if keys.count <= 16 {
+                // A few records (most bodies): each id compared with the earlier ones, no table.
+                for (k, key) in keys.enumerated() {
+                    if let j = keys[..<k].firstIndex(of: key) {
+                        let p = Int(position[j])
+                        position.append(Int32(p))
+                        last[p] = Int32(k)
+                    } else {
+                        position.append(Int32(last.count))
+                        last.append(Int32(k))
+                    }
+                }
+                return
+            }
             // Open addressing over the ids' words. Probes past the budget mean crafted ids: the
             // plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
             var size = 16
@@ -75,7 +90,6 @@ enum TransactionUnion {
             var table = [Int32](repeating: -1, count: size)
             var firstKey: [IDText.InlineKey] = []
             firstKey.reserveCapacity(keys.count)
-            position.reserveCapacity(keys.count)
             let budget = IDText.InlineKey.probeBudget(keys.count)
             var probes = 0
             for (k, key) in keys.enumerated() {
