@@ -332,9 +332,12 @@ struct JSONWriter {
     /// already matched.) True sends the step to the byte loop, which decides.
     @inline(__always) static func mayNeedEscape(_ x: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func anyBelow(_ v: UInt64, _ n: UInt64) -> Bool { (v &- ones &* n) & ~v & high != 0 }
-        return anyBelow(x, 0x20) || anyBelow(x ^ (ones &* 0x22), 1) || anyBelow(x ^ (ones &* 0x5C), 1)
-            || anyBelow(x ^ (ones &* 0x7F), 1)
+        // (v - n) & ~v & high is not 0 exactly when some byte of v is below n. XOR with a byte below
+        // 0x80 keeps each byte's high bit, so the four tests share one `& ~x & high` (AND
+        // distributes over OR).
+        let borrows = (x &- ones &* 0x20) | ((x ^ (ones &* 0x22)) &- ones) | ((x ^ (ones &* 0x5C)) &- ones)
+            | ((x ^ (ones &* 0x7F)) &- ones)
+        return borrows & ~x & high != 0
     }
 
     private mutating func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>) {
