@@ -134,12 +134,48 @@ enum Base64 {
     static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         let input = Array(bytes)
         if input.isEmpty { return "" }
-        var out = [UInt8](repeating: 0, count: (input.count + 2) / 3 * 4 + 1)
-        let n = out.withUnsafeMutableBufferPointer { o in
-            input.withUnsafeBufferPointer { i in EVP_EncodeBlock(o.baseAddress, i.baseAddress, Int32(i.count)) }
+        return String(unsafeUninitializedCapacity: encodedCapacity(input.count)) { out in
+            input.withUnsafeBufferPointer { encode($0.baseAddress!, $0.count, into: out.baseAddress!) }
         }
-        return String(decoding: out.prefix(Int(max(0, n))), as: UTF8.self)
     }
+
+    /// The room `encode(_:_:into:)` needs for `n` bytes: the digits and OpenSSL's terminator.
+    static func encodedCapacity(_ n: Int) -> Int { (n + 2) / 3 * 4 + 1 }
+
+    /// Values up to this many bytes are encoded here: most a result carries (unknown receipt
+    /// attributes) hold two or three bytes, and the call into OpenSSL cost more than their digits.
+    static let shortEncoding = 48
+
+    /// Writes the `n` bytes at `from` as standard base64 with padding into `out`, which has room
+    /// for `encodedCapacity(n)` bytes; returns the digits written (nothing for 0 bytes or more
+    /// than OpenSSL's encoder takes). Short values here, longer ones by OpenSSL's block encoder.
+    static func encode(_ from: UnsafePointer<UInt8>, _ n: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        guard n > 0, n < Int(Int32.max) / 2 else { return 0 }
+        guard n <= shortEncoding else { return Int(max(0, EVP_EncodeBlock(out, from, Int32(n)))) }
+        let alphabet = Self.alphabet.utf8Start
+        var i = 0, o = 0
+        while i + 3 <= n {
+            let v = Int(from[i]) << 16 | Int(from[i + 1]) << 8 | Int(from[i + 2])
+            out[o] = alphabet[v >> 18]
+            out[o + 1] = alphabet[(v >> 12) & 63]
+            out[o + 2] = alphabet[(v >> 6) & 63]
+            out[o + 3] = alphabet[v & 63]
+            i += 3
+            o += 4
+        }
+        if i < n {
+            let two = i + 1 < n
+            let v = Int(from[i]) << 16 | (two ? Int(from[i + 1]) << 8 : 0)
+            out[o] = alphabet[v >> 18]
+            out[o + 1] = alphabet[(v >> 12) & 63]
+            out[o + 2] = two ? alphabet[(v >> 6) & 63] : UInt8(ascii: "=")
+            out[o + 3] = UInt8(ascii: "=")
+            o += 4
+        }
+        return o
+    }
+
+    private static let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 }
 
 

@@ -224,13 +224,27 @@ extension IDText: Equatable, Comparable {
         return a.withUTF8 { x in b.withUTF8 { y in x.lexicographicallyPrecedes(y) } }
     }
 
-    /// Orders ids numerically when both are digits (Apple's are), else as text
-    /// (`transactionIDLess` for Strings).
+    /// Orders ids numerically when both are digits (Apple's are), else as text (`idLess(utf8:_:)`;
+    /// two inline texts of one length compare by their words, which is the same order).
     static func idLess(_ a: IDText, _ b: IDText) -> Bool {
-        guard a.isInline, b.isInline else { return transactionIDLess(a.string, b.string) }
-        let digitsA = a.withUTF8 { $0.allSatisfy { $0 >= 48 && $0 <= 57 } ? $0.count : -1 }
-        let digitsB = b.withUTF8 { $0.allSatisfy { $0 >= 48 && $0 <= 57 } ? $0.count : -1 }
-        if digitsA >= 0, digitsB >= 0, digitsA != digitsB { return digitsA < digitsB }
-        return a < b
+        if a.isInline, b.isInline, a.utf8Count == b.utf8Count { return a < b }
+        return a.withUTF8 { x in b.withUTF8 { y in idLess(utf8: x, y) } }
+    }
+
+    /// The id order on UTF-8 bytes, the one rule every id comparison uses: two runs of digits of
+    /// different lengths by length (their numeric order), anything else byte by byte.
+    static func idLess(utf8 a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        if a.count != b.count, a.allSatisfy({ $0 >= 48 && $0 <= 57 }), b.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            return a.count < b.count
+        }
+        return a.lexicographicallyPrecedes(b)
+    }
+
+    /// The text's length in bytes.
+    var utf8Count: Int {
+        switch storage {
+        case .inline(_, _, let w2): return Int(w2 >> 56)
+        case .string(let s): return s.utf8.count
+        }
     }
 }

@@ -184,10 +184,8 @@ extension Transaction {
 /// Orders transaction ids numerically when both are digits (Apple's are), else by their UTF-8
 /// bytes: String's order for NFC text, and a total order on all text (String's `<` is not: the
 /// Kelvin sign equals "K" by `==` yet sorts after "K1" where "K" sorts before it, which let the
-/// order of the input decide ties between such ids).
+/// order of the input decide ties between such ids). The rule itself: `IDText.idLess(utf8:_:)`.
 func transactionIDLess(_ a: String, _ b: String) -> Bool {
-    if a.utf8.count != b.utf8.count, a.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), b.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-        return a.utf8.count < b.utf8.count
-    }
-    return a.utf8.lexicographicallyPrecedes(b.utf8)
+    var a = a, b = b
+    return a.withUTF8 { x in b.withUTF8 { y in IDText.idLess(utf8: x, y) } }
 }

@@ -1,7 +1,6 @@
 // Writing result JSON: appended straight into one growing byte buffer, which avoids building a
 // tree (hundreds of allocations) for every result.
 
-import COpenSSL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -242,49 +241,13 @@ struct JSONWriter {
         put(UInt8(ascii: "\""))
     }
 
-    /// `raw` as standard base64 without quotes (OpenSSL's encoder, straight into the buffer);
+    /// `raw` as standard base64 without quotes (Base64.encode, straight into the buffer);
     /// nothing for an empty value or one too long for the encoder.
     private mutating func base64Digits(_ raw: UnsafeBufferPointer<UInt8>) {
-        let n = raw.count
-        guard n > 0, n < Int(Int32.max) / 2, let from = raw.baseAddress else { return }
-        reserve((n + 2) / 3 * 4 + 1)
-        if n <= Self.shortBase64 {
-            count += Self.encodeShortBase64(from, n, into: base + count)
-        } else {
-            count += Int(max(0, EVP_EncodeBlock(base + count, from, Int32(n))))
-        }
+        guard let from = raw.baseAddress, raw.count > 0 else { return }
+        reserve(Base64.encodedCapacity(raw.count))
+        count += Base64.encode(from, raw.count, into: base + count)
     }
-
-    /// Values up to this many bytes are encoded here: most unknown attributes hold two or three
-    /// bytes, and the call into OpenSSL cost more than their digits.
-    static let shortBase64 = 48
-
-    /// Standard base64 with padding, as EVP_EncodeBlock writes it; returns the digits written.
-    static func encodeShortBase64(_ from: UnsafePointer<UInt8>, _ n: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
-        let alphabet = Self.base64Alphabet.utf8Start
-        var i = 0, o = 0
-        while i + 3 <= n {
-            let v = Int(from[i]) << 16 | Int(from[i + 1]) << 8 | Int(from[i + 2])
-            out[o] = alphabet[v >> 18]
-            out[o + 1] = alphabet[(v >> 12) & 63]
-            out[o + 2] = alphabet[(v >> 6) & 63]
-            out[o + 3] = alphabet[v & 63]
-            i += 3
-            o += 4
-        }
-        if i < n {
-            let two = i + 1 < n
-            let v = Int(from[i]) << 16 | (two ? Int(from[i + 1]) << 8 : 0)
-            out[o] = alphabet[v >> 18]
-            out[o + 1] = alphabet[(v >> 12) & 63]
-            out[o + 2] = two ? alphabet[(v >> 6) & 63] : UInt8(ascii: "=")
-            out[o + 3] = UInt8(ascii: "=")
-            o += 4
-        }
-        return o
-    }
-
-    private static let base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
     /// `{"type":T,"version":V,"value_base64":"…"}`: an attribute a receipt carries that the library
     /// does not read, the object a result repeats most (seven a purchase in most receipts), written

@@ -234,17 +234,18 @@ final class CodecTests: XCTestCase {
     }
 
     func testJSONWriterBase64() {
-        // Every length to past the writer's own encoder (up to JSONWriter.shortBase64 bytes) and into
+        // Every length to past the writer's own encoder (up to Base64.shortEncoding bytes) and into
         // OpenSSL's, with bytes that reach every sextet.
         var inputs: [[UInt8]] = [[], [1], [1, 2], [1, 2, 3], Array(0...255), [0xFF], [0xFF, 0xFF], [0xFB, 0xFF, 0xBF]]
         var seed: UInt64 = 42
-        for length in 0...(JSONWriter.shortBase64 + 12) {
+        for length in 0...(Base64.shortEncoding + 12) {
             inputs.append((0..<length).map { _ in seed = seed &* 6364136223846793005 &+ 1; return UInt8(truncatingIfNeeded: seed >> 56) })
         }
         for raw in inputs {
             var w = JSONWriter()
             w.base64(raw)
             XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "\"\(Data(raw).base64EncodedString())\"")
+            XCTAssertEqual(Base64.encode(raw), Data(raw).base64EncodedString())
         }
     }
 
