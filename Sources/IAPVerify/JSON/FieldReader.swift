@@ -60,9 +60,14 @@ extension JSONValue {
             guard let n = integer, n == 0 || n == 1 else { return nil }
             return n == 1
         case .string:
-            if isString("true") || isString("1") { return true }
-            if isString("false") || isString("0") { return false }
-            return nil
+            // By length first: one compare instead of up to four.
+            guard let u = utf8 else { return nil }
+            switch u.count {
+            case 1: return u[0] == UInt8(ascii: "1") ? true : u[0] == UInt8(ascii: "0") ? false : nil
+            case 4: return isString("true") ? true : nil
+            case 5: return isString("false") ? false : nil
+            default: return nil
+            }
         default: return nil
         }
     }

@@ -165,13 +165,15 @@ struct JSONWriter {
         afterKey = true
     }
 
-    mutating func string(_ s: String) { separate(); appendQuoted(s) }
-    mutating func string(_ s: String?) { if let s { string(s) } else { null() } }
+    // The small writers below are inlined into their callers: a result writes about a hundred
+    // members, and a call per member and per value cost as much as the bytes.
+    @inline(__always) mutating func string(_ s: String) { separate(); appendQuoted(s) }
+    @inline(__always) mutating func string(_ s: String?) { if let s { string(s) } else { null() } }
 
     /// A string given as UTF-8 bytes (escaped like any string).
-    mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) { separate(); appendQuoted(bytes) }
+    @inline(__always) mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) { separate(); appendQuoted(bytes) }
 
-    mutating func int(_ v: Int64) {
+    @inline(__always) mutating func int(_ v: Int64) {
         separate()
         digits(v)
     }
@@ -227,10 +229,10 @@ struct JSONWriter {
     /// "00" to "99", two bytes each.
     private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
-    mutating func int(_ v: Int64?) { if let v { int(v) } else { null() } }
-    mutating func bool(_ v: Bool) { separate(); put(v ? "true" : "false") }
-    mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
-    mutating func null() { separate(); put("null") }
+    @inline(__always) mutating func int(_ v: Int64?) { if let v { int(v) } else { null() } }
+    @inline(__always) mutating func bool(_ v: Bool) { separate(); put(v ? "true" : "false") }
+    @inline(__always) mutating func bool(_ v: Bool?) { if let v { bool(v) } else { null() } }
+    @inline(__always) mutating func null() { separate(); put("null") }
 
     /// A JSON string holding `raw` as standard base64.
     mutating func base64<C: Collection>(_ raw: C) where C.Element == UInt8 {
@@ -267,21 +269,21 @@ struct JSONWriter {
     /// Appends an already-serialised JSON value verbatim.
     mutating func rawJSON(_ json: [UInt8]) { separate(); json.withUnsafeBytes { put($0) } }
 
-    mutating func field(_ k: StaticString, _ v: String?) { key(k); string(v) }
+    @inline(__always) mutating func field(_ k: StaticString, _ v: String?) { key(k); string(v) }
     /// A member written only when it has a value (fields some sources never carry).
     mutating func optional(_ k: StaticString, _ v: String?) { if let v { key(k); string(v) } }
     mutating func optional(_ k: StaticString, _ v: Int64?) { if let v { key(k); int(v) } }
     mutating func optional(_ k: StaticString, _ v: Bool?) { if let v { key(k); bool(v) } }
-    mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
+    @inline(__always) mutating func field(_ k: StaticString, _ v: Int64?) { key(k); int(v) }
     mutating func field(_ k: StaticString, _ list: [String]) {
         key(k)
         beginArray()
         for s in list { string(s) }
         endArray()
     }
-    mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
+    @inline(__always) mutating func field(_ k: StaticString, _ v: Bool?) { key(k); bool(v) }
 
-    private mutating func appendQuoted(_ s: String) {
+    @inline(__always) private mutating func appendQuoted(_ s: String) {
         // Native strings are contiguous: read in place (a mutable copy for withUTF8 cost a retain).
         let done: Void? = s.utf8.withContiguousStorageIfAvailable { appendQuoted($0) }
         if done == nil {
