@@ -87,8 +87,25 @@ enum RFC3339 {
         return era * 146_097 + doe - 719_468
     }
 
-    /// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (for messages and the CLI).
-    static func format(_ ms: Int64) -> String {
+    /// "<subject><verb><date>": a reason's text made as one String (interpolating the subject and
+    /// a formatted date made a String per part and grew the result).
+    static func sentence(_ subject: String, _ verb: StaticString, _ ms: Int64) -> String {
+        guard (0...9999).contains(civil(ms).year) else { return subject + "\(verb)" + format(ms) }
+        var subject = subject
+        return subject.withUTF8 { s in
+            let v = verb.utf8CodeUnitCount
+            return String(unsafeUninitializedCapacity: s.count + v + 20) { out in
+                let base = out.baseAddress!
+                if let from = s.baseAddress { base.initialize(from: from, count: s.count) }
+                (base + s.count).initialize(from: verb.utf8Start, count: v)
+                write(ms, into: base + s.count + v)
+                return s.count + v + 20
+            }
+        }
+    }
+
+    /// Unix milliseconds as a proleptic Gregorian date and the seconds into its day.
+    private static func civil(_ ms: Int64) -> (year: Int64, month: Int64, day: Int64, seconds: Int64) {
         let secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
         var days = secs >= 0 ? secs / 86_400 : (secs - 86_399) / 86_400
         let rem = secs - days * 86_400
@@ -100,21 +117,32 @@ enum RFC3339 {
         let mp = (5 * doy + 2) / 153
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d, rem)
+    }
+
+    /// Writes `YYYY-MM-DDTHH:MM:SSZ` (20 bytes) for a date whose year is 0...9999.
+    private static func write(_ ms: Int64, into out: UnsafeMutablePointer<UInt8>) {
+        let (y, m, d, rem) = civil(ms)
+        func put(_ v: Int64, _ width: Int, at i: Int) {
+            var v = v
+            for k in stride(from: i + width - 1, through: i, by: -1) {
+                out[k] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                v /= 10
+            }
+        }
+        put(y, 4, at: 0); out[4] = UInt8(ascii: "-"); put(m, 2, at: 5); out[7] = UInt8(ascii: "-")
+        put(d, 2, at: 8); out[10] = UInt8(ascii: "T"); put(rem / 3600, 2, at: 11); out[13] = UInt8(ascii: ":")
+        put(rem / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":"); put(rem % 60, 2, at: 17); out[19] = UInt8(ascii: "Z")
+    }
+
+    /// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (for messages and the CLI).
+    static func format(_ ms: Int64) -> String {
+        let (y, m, d, rem) = civil(ms)
         if (0...9999).contains(y) {
             // The usual case, written into one 20-byte buffer: interpolating six padded parts
             // cost a String each (4% of a one-purchase /verifyReceipt call went to reasons' dates).
             return String(unsafeUninitializedCapacity: 20) { out in
-                func put(_ v: Int64, _ width: Int, at i: Int) {
-                    var v = v
-                    for k in stride(from: i + width - 1, through: i, by: -1) {
-                        out[k] = UInt8(truncatingIfNeeded: 48 + v % 10)
-                        v /= 10
-                    }
-                }
-                put(y, 4, at: 0); out[4] = UInt8(ascii: "-"); put(m, 2, at: 5); out[7] = UInt8(ascii: "-")
-                put(d, 2, at: 8); out[10] = UInt8(ascii: "T"); put(rem / 3600, 2, at: 11); out[13] = UInt8(ascii: ":")
-                put(rem / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":"); put(rem % 60, 2, at: 17); out[19] = UInt8(ascii: "Z")
+                write(ms, into: out.baseAddress!)
                 return 20
             }
         }

@@ -497,7 +497,7 @@ public enum EntitlementEngine {
         }
         if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
             return make(current, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
-                        reason: "\(all[current].productID) is paid until \(RFC3339.format(expires))"
+                        reason: RFC3339.sentence(all[current].productID, " is paid until ", expires)
                             + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
         }
         // A revoked transaction that would cover now: the chain ended by refund or upgrade.
@@ -507,8 +507,8 @@ public enum EntitlementEngine {
             var e = make(ended, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
                          rule: covering >= 0 ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
                          reason: r.isUpgraded
-                            ? "\(r.productID) was upgraded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
-                            : "\(r.productID) was refunded at \(RFC3339.format(r.cancellationDateMs ?? 0))"
+                            ? RFC3339.sentence(r.productID, " was upgraded at ", r.cancellationDateMs ?? 0)
+                            : RFC3339.sentence(r.productID, " was refunded at ", r.cancellationDateMs ?? 0)
                                 + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""))
             e.cancellationReason = r.isUpgraded ? nil : r.cancellationReason
             e.revocationType = r.isUpgraded ? nil : r.revocationType
@@ -525,7 +525,8 @@ public enum EntitlementEngine {
                         reason: "billing failed and Apple is retrying; no access without a grace period")
         }
         var e = make(current, .expired, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableExpired,
-                     reason: "\(all[current].productID) expired at \(all[current].expiresDateMs.map(RFC3339.format) ?? "(no expiry)")")
+                     reason: all[current].expiresDateMs.map { RFC3339.sentence(all[current].productID, " expired at ", $0) }
+                         ?? "\(all[current].productID) expired at (no expiry)")
         e.expirationReason = renewal?.expirationIntent.map(expirationReason)
         return e
     }
@@ -592,7 +593,7 @@ public enum EntitlementEngine {
         }
         if let t = indices.filter({ all[$0].isRevoked(at: now) }).max(by: byPurchase).map({ all[$0] }) {
             return plain(id, t, .refunded, active: false, expires: nil, rule: .nonConsumableRevoked,
-                         reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
+                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0))
         }
         return nil
     }
@@ -618,11 +619,11 @@ public enum EntitlementEngine {
         }
         if let t = txns.filter({ $0.isRevoked(at: now) && covers($0) }).max(by: purchaseOrder) {
             return plain(id, t, .refunded, active: false, expires: end(t), rule: .nonRenewingRevokedCoversNow,
-                         reason: "\(product) was refunded at \(RFC3339.format(t.cancellationDateMs ?? 0))")
+                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0))
         }
         if let t = valid.max(by: purchaseOrder) {
             return plain(id, t, .expired, active: false, expires: latestEnd, rule: .nonRenewingExpired,
-                         reason: "\(product) ended at \(RFC3339.format(latestEnd ?? 0))")
+                         reason: RFC3339.sentence(product, " ended at ", latestEnd ?? 0))
         }
         return nil
     }

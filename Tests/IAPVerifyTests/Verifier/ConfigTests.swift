@@ -162,7 +162,13 @@ final class CodecTests: XCTestCase {
             (253_402_300_799_999, "9999-12-31T23:59:59Z"), (253_402_300_800_000, "10000-01-01T00:00:00Z"),
             (-62_167_219_200_000, "0000-01-01T00:00:00Z"), (-62_167_219_200_001, "00-1-12-31T23:59:59Z"),
         ]
-        for (value, text) in written { XCTAssertEqual(RFC3339.format(value), text, "\(value)") }
+        for (value, text) in written {
+            XCTAssertEqual(RFC3339.format(value), text, "\(value)")
+            // A reason's sentence is its subject, verb and date, whatever the year and subject.
+            for subject in ["", "p", "com.example.premium.monthly", "caf\u{E9} \u{1F600}"] {
+                XCTAssertEqual(RFC3339.sentence(subject, " expired at ", value), subject + " expired at " + text, "\(value)")
+            }
+        }
     }
 
     func testBase64() {
