@@ -131,6 +131,16 @@ public struct EntitlementReport: Sendable {
 
     public init() {}
 
+    init(entitlements: [Entitlement], purchases: [PurchaseRecord], unknownProducts: [String], catalogConflicts: [CatalogConflict],
+         introEligible: [(group: String, eligible: Bool)], delivery: DeliveryPlan) {
+        self.entitlements = entitlements
+        self.purchases = purchases
+        self.unknownProducts = unknownProducts
+        self.catalogConflicts = catalogConflicts
+        self.introEligible = introEligible
+        self.delivery = delivery
+    }
+
     public func entitlement(_ id: String) -> Entitlement? { entitlements.first { $0.id == id } }
 }
 
@@ -171,21 +181,22 @@ public enum EntitlementEngine {
             if old < 0 || renewalPrefersSecond(renewals, old, k) { renewalOfChain[chain] = k }
         }
 
-        var report = EntitlementReport()
-        report.purchases.reserveCapacity(transactions.count)
+        // The report's parts as locals, put together once at the end: a report built in place and
+        // returned was copied on its way out (every list retained and released).
+        var purchaseRecords: [PurchaseRecord] = []
+        purchaseRecords.reserveCapacity(transactions.count)
         for i in transactions.indices {
-            report.purchases.append(PurchaseRecord(
+            purchaseRecords.append(PurchaseRecord(
                 id: transactions[i].id, originalID: transactions[i].originalID,
                 productID: transactions[i].productID, type: typeOf[i], quantity: transactions[i].quantity,
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
         // With a catalog: the products it does not name. Without one: the products whose type
         // Apple's signatures leave unknown or ambiguous. Either way they grant nothing.
-        for p in products.names.indices where ruleOfProduct[p] == nil { report.unknownProducts.append(products.names[p]) }
-        if report.unknownProducts.count > 1 { report.unknownProducts.sort() }
-        if let catalog {
-            report.catalogConflicts = catalogConflicts(catalog, transactions, productOf, products)
-        }
+        var unknownProducts: [String] = []
+        for p in products.names.indices where ruleOfProduct[p] == nil { unknownProducts.append(products.names[p]) }
+        if unknownProducts.count > 1 { unknownProducts.sort() }
+        let conflicts = catalog.map { catalogConflicts($0, transactions, productOf, products) } ?? []
 
         // Each product's purchases, in purchase order: `purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]`
         // (one list for all products; with one product, the purchases themselves).
@@ -215,6 +226,7 @@ public enum EntitlementEngine {
 
         // One entitlement at a time: each granting product's purchases are judged (`judge`), then
         // the candidates they give compete (`decide`). Both lists are reused.
+        var entitlements: [Entitlement] = []
         var candidates: [Entitlement] = []
         var subscribed: [Int] = []   // the auto-renewable purchases, judged by chain in `decide`
         func judge(_ id: String, _ product: String, _ rule: ProductRule, _ p: Int?) {
@@ -252,16 +264,15 @@ public enum EntitlementEngine {
                     start = end
                 }
             }
-            var chosen: Entitlement
             if let k = pick(candidates) {
+                // Changed where it is, then moved out (a local changed and appended was copied).
+                candidates[k].evidence.candidates = candidates.count
                 candidates.swapAt(k, candidates.count - 1)
-                chosen = candidates.removeLast()   // moved out, not copied
-                chosen.evidence.candidates = candidates.count + 1
+                entitlements.append(candidates.removeLast())
             } else {
-                chosen = Entitlement(id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
-                                     evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0))
+                entitlements.append(Entitlement(id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
+                                                evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0)))
             }
-            report.entitlements.append(chosen)
             candidates.removeAll(keepingCapacity: true)
             subscribed.removeAll(keepingCapacity: true)
         }
@@ -289,10 +300,11 @@ public enum EntitlementEngine {
                 }
             }
         }
-        report.entitlements.sort { $0.id < $1.id }
-        report.introEligible = introEligibility(transactions, productOf, ruleOfProduct, catalog: catalog)
-        report.delivery = DeliveryPlanner.plan(transactions, typeOf, nowMs: nowMs, delivered: delivered, orders: orders)
-        return report
+        entitlements.sort { $0.id < $1.id }
+        return EntitlementReport(entitlements: entitlements, purchases: purchaseRecords, unknownProducts: unknownProducts,
+                                 catalogConflicts: conflicts,
+                                 introEligible: introEligibility(transactions, productOf, ruleOfProduct, catalog: catalog),
+                                 delivery: DeliveryPlanner.plan(transactions, typeOf, nowMs: nowMs, delivered: delivered, orders: orders))
     }
 
     // MARK: - Inputs
@@ -484,16 +496,20 @@ public enum EntitlementEngine {
                 current = i
             }
         }
+        // Every field given at once: an entitlement made and then changed was copied on its way out
+        // (every text retained and released).
         func make(_ i: Int, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
-                  reason: String) -> Entitlement {
-            Entitlement(
+                  reason: String, ended: Bool = false, expirationReason: String? = nil) -> Entitlement {
+            let refund = ended && !all[i].isUpgraded
+            return Entitlement(
                 id: id, active: active, state: state, productID: all[i].productID, originalTransaction: all[i].originalID ?? chainID,
                 transaction: all[i].id, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
                 renewsTo: renewal?.autoRenewProductID.flatMap { $0 == all[i].productID ? nil : $0 },
                 period: all[i].isTrialPeriod ? .trial : all[i].isInIntroOfferPeriod ? .intro : .normal,
-                ownership: ownership(all[i]), expirationReason: nil, cancellationReason: nil, reason: reason,
+                ownership: ownership(all[i]), expirationReason: expirationReason,
+                cancellationReason: refund ? all[i].cancellationReason : nil, reason: reason,
                 evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[productOf[i]]?.level,
-                priceIncrease: priceIncrease(renewal))
+                priceIncrease: ended ? nil : priceIncrease(renewal), revocationType: refund ? all[i].revocationType : nil)
         }
         if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
             return make(current, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
@@ -504,16 +520,13 @@ public enum EntitlementEngine {
         let ended = covering >= 0 ? covering : current < 0 ? revoked : -1
         if ended >= 0 {
             let r = all[ended]
-            var e = make(ended, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
-                         rule: covering >= 0 ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
-                         reason: r.isUpgraded
+            return make(ended, r.isUpgraded ? .upgraded : .refunded, active: false, expires: r.expiresDateMs,
+                        rule: covering >= 0 ? .autoRenewableRevokedCoversNow : .autoRenewableAllRevoked,
+                        reason: r.isUpgraded
                             ? RFC3339.sentence(r.productID, " was upgraded at ", r.cancellationDateMs ?? 0)
                             : RFC3339.sentence(r.productID, " was refunded at ", r.cancellationDateMs ?? 0)
-                                + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""))
-            e.cancellationReason = r.isUpgraded ? nil : r.cancellationReason
-            e.revocationType = r.isUpgraded ? nil : r.revocationType
-            e.priceIncrease = nil
-            return e
+                                + (r.cancellationReason.map { " (cancellation_reason \($0))" } ?? ""),
+                        ended: true)
         }
         guard current >= 0 else { return nil }
         if renewal?.isInBillingRetryPeriod == true, all[current].id == head {
@@ -524,11 +537,10 @@ public enum EntitlementEngine {
             return make(current, .billingRetry, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableBillingRetry,
                         reason: "billing failed and Apple is retrying; no access without a grace period")
         }
-        var e = make(current, .expired, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableExpired,
-                     reason: all[current].expiresDateMs.map { RFC3339.sentence(all[current].productID, " expired at ", $0) }
-                         ?? "\(all[current].productID) expired at (no expiry)")
-        e.expirationReason = renewal?.expirationIntent.map(expirationReason)
-        return e
+        return make(current, .expired, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableExpired,
+                    reason: all[current].expiresDateMs.map { RFC3339.sentence(all[current].productID, " expired at ", $0) }
+                        ?? "\(all[current].productID) expired at (no expiry)",
+                    expirationReason: renewal?.expirationIntent.map(expirationReason))
     }
 
     static func ownership(_ t: Transaction) -> Ownership {
