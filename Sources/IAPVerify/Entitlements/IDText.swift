@@ -110,11 +110,12 @@ struct IDText: Sendable {
         }
 
         /// The probe steps (past each lookup's first slot) a table keyed by `hash` may take in all
-        /// for `insertions` keys before it gives up on the hash: linear probing at half load takes
-        /// under two a key on average, and chance runs of twenty and more occur in big tables, so
-        /// only a total far above that (ids made to collide) trips it. A per-lookup bound tripped
-        /// by chance on honest ids.
-        static func probeBudget(_ insertions: Int, slack: Int = 256) -> Int { 8 * insertions + slack }
+        /// over `lookups` lookups before it gives up on the hash: linear probing at half load takes
+        /// under two a lookup on average, and chance runs of twenty and more occur in big tables,
+        /// so only a total far above that (ids made to collide) trips it. (A per-lookup bound
+        /// tripped by chance on honest ids, and so would a budget per distinct id: one id looked
+        /// up a thousand times from a displaced slot.)
+        static func probeBudget(_ lookups: Int, slack: Int = 256) -> Int { 8 * lookups + slack }
 
         /// Drawn once per process, from the standard library's randomly seeded hasher.
         static let seed: UInt64 = {
@@ -137,7 +138,9 @@ struct IDInternTable {
     private var slots: [Int32] = []
     private var byString: [String: Int]? = nil
     private let seed = IDText.InlineKey.seed
+    /// Probe steps and lookups so far, for the budget (a lookup of an id already seen probes too).
     private var probes = 0
+    private var lookups = 0
     private let slack: Int
 
     /// True once String keys have taken over (tests).
@@ -166,7 +169,8 @@ struct IDInternTable {
             if 2 * (names.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
             let mask = slots.count - 1
             var at = key.hash(seed) & mask
-            let budget = IDText.InlineKey.probeBudget(names.count, slack: slack)
+            lookups += 1
+            let budget = IDText.InlineKey.probeBudget(lookups, slack: slack)
             while true {
                 let e = Int(slots[at])
                 if e < 0 {
@@ -224,19 +228,19 @@ extension IDText: Equatable, Comparable {
         return a.withUTF8 { x in b.withUTF8 { y in x.lexicographicallyPrecedes(y) } }
     }
 
-    /// Orders ids numerically when both are digits (Apple's are), else as text (`idLess(utf8:_:)`;
-    /// two inline texts of one length compare by their words, which is the same order).
+    /// The id order (`idLess(utf8:_:)`).
     static func idLess(_ a: IDText, _ b: IDText) -> Bool {
-        if a.isInline, b.isInline, a.utf8Count == b.utf8Count { return a < b }
-        return a.withUTF8 { x in b.withUTF8 { y in idLess(utf8: x, y) } }
+        a.withUTF8 { x in b.withUTF8 { y in idLess(utf8: x, y) } }
     }
 
-    /// The id order on UTF-8 bytes, the one rule every id comparison uses: two runs of digits of
-    /// different lengths by length (their numeric order), anything else byte by byte.
+    /// The id order on UTF-8 bytes, the one rule every id comparison uses, and a total order:
+    /// ids that are runs of digits (Apple's) first, in numeric order (by length, then bytes); any
+    /// other text after them, byte by byte. (Ordering digits by length but mixed pairs by bytes
+    /// was not transitive: "2" < "10" < "1a" < "2".)
     static func idLess(utf8 a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        if a.count != b.count, a.allSatisfy({ $0 >= 48 && $0 <= 57 }), b.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-            return a.count < b.count
-        }
+        let digitsA = a.allSatisfy { $0 >= 48 && $0 <= 57 }, digitsB = b.allSatisfy { $0 >= 48 && $0 <= 57 }
+        if digitsA != digitsB { return digitsA }
+        if digitsA, a.count != b.count { return a.count < b.count }
         return a.lexicographicallyPrecedes(b)
     }
 

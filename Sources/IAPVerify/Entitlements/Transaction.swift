@@ -181,10 +181,10 @@ extension Transaction {
     }
 }
 
-/// Orders transaction ids numerically when both are digits (Apple's are), else by their UTF-8
-/// bytes: String's order for NFC text, and a total order on all text (String's `<` is not: the
-/// Kelvin sign equals "K" by `==` yet sorts after "K1" where "K" sorts before it, which let the
-/// order of the input decide ties between such ids). The rule itself: `IDText.idLess(utf8:_:)`.
+/// Orders transaction ids: runs of digits (Apple's) first, numerically; other text after them, by
+/// its UTF-8 bytes (a total order on all text; String's `<` is not one: the Kelvin sign equals "K"
+/// by `==` yet sorts after "K1" where "K" sorts before it). The rule itself:
+/// `IDText.idLess(utf8:_:)`.
 func transactionIDLess(_ a: String, _ b: String) -> Bool {
     var a = a, b = b
     return a.withUTF8 { x in b.withUTF8 { y in IDText.idLess(utf8: x, y) } }

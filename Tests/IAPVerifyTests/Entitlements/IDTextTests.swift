@@ -25,12 +25,31 @@ final class IDTextTests: XCTestCase {
             for b in texts {
                 XCTAssertEqual(IDText(a) == IDText(b), a == b, "\(a.debugDescription) == \(b.debugDescription)")
                 XCTAssertEqual(IDText(a) < IDText(b), a.utf8.lexicographicallyPrecedes(b.utf8), "\(a.debugDescription) < \(b.debugDescription)")
-                // The id order, written out: runs of digits of different lengths by length, else bytes.
+                // The id order, written out: runs of digits first, by length then bytes; other text
+                // after them, by bytes.
                 let digits = { (t: String) in t.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }
-                let expected = a.utf8.count != b.utf8.count && digits(a) && digits(b)
-                    ? a.utf8.count < b.utf8.count : a.utf8.lexicographicallyPrecedes(b.utf8)
+                let expected = digits(a) != digits(b) ? digits(a)
+                    : digits(a) && a.utf8.count != b.utf8.count ? a.utf8.count < b.utf8.count
+                    : a.utf8.lexicographicallyPrecedes(b.utf8)
                 XCTAssertEqual(IDText.idLess(IDText(a), IDText(b)), expected, "\(a.debugDescription) idLess \(b.debugDescription)")
                 XCTAssertEqual(transactionIDLess(a, b), expected, "\(a.debugDescription) transactionIDLess \(b.debugDescription)")
+            }
+        }
+    }
+
+    func testTheIdOrderIsTotal() {
+        // Irreflexive, asymmetric and transitive on every triple, and two texts are unordered only
+        // when their bytes are equal: ties between purchases never fall to the order of the input.
+        let all = texts + ["2", "10", "1a", "0!", "00", "9", "a1", "11"]
+        let less = { (a: String, b: String) in IDText.idLess(IDText(a), IDText(b)) }
+        for a in all {
+            XCTAssertFalse(less(a, a), a.debugDescription)
+            for b in all {
+                XCTAssertFalse(less(a, b) && less(b, a), "\(a.debugDescription) \(b.debugDescription)")
+                if !less(a, b), !less(b, a) { XCTAssertTrue(a.utf8.elementsEqual(b.utf8), "\(a.debugDescription) \(b.debugDescription)") }
+                for c in all where less(a, b) && less(b, c) {
+                    XCTAssertTrue(less(a, c), "\(a.debugDescription) < \(b.debugDescription) < \(c.debugDescription)")
+                }
             }
         }
     }
