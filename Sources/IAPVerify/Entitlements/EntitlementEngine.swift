@@ -258,7 +258,7 @@ public enum EntitlementEngine {
                     let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
                     let r = chain < renewalOfChain.count ? renewalOfChain[chain] : -1
                     if let c = subscriptionChain(id, chains.names[chain], transactions, subscribed[start..<end],
-                                                 r >= 0 ? renewals[r] : nil, head, productOf, ruleOfProduct, grace, nowMs) {
+                                                 renewals, r, head, productOf, ruleOfProduct, grace, nowMs) {
                         candidates.append(c)
                     }
                     start = end
@@ -482,8 +482,17 @@ public enum EntitlementEngine {
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
     private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: ArraySlice<Int>,
-                                          _ renewal: RenewalInfo?, _ head: IDText?, _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
+                                          _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
+        // The chain's renewal info read in place (passed as a value it was copied, every text
+        // retained and released): only the fields the rules use.
+        let renewed = r >= 0
+        let willRenew = renewed ? renewals[r].autoRenewStatus : nil
+        let renewsTo = renewed ? renewals[r].autoRenewProductID : nil
+        let inBillingRetry = renewed && renewals[r].isInBillingRetryPeriod == true
+        let graceEnd = renewed ? renewals[r].gracePeriodExpiresDateMs : nil
+        let intent = renewed ? renewals[r].expirationIntent : nil
+        let increase = renewed ? priceIncrease(renewals, r) : nil
         // The latest unrevoked purchase, the latest revoked one and the latest revoked one that
         // would cover now (by the total expiry order), in one pass.
         var current = -1, revoked = -1, covering = -1
@@ -503,18 +512,18 @@ public enum EntitlementEngine {
             let refund = ended && !all[i].isUpgraded
             return Entitlement(
                 id: id, active: active, state: state, productID: all[i].productID, originalTransaction: all[i].originalID ?? chainID,
-                transaction: all[i].id, expiresDateMs: expires, willRenew: renewal?.autoRenewStatus,
-                renewsTo: renewal?.autoRenewProductID.flatMap { $0 == all[i].productID ? nil : $0 },
+                transaction: all[i].id, expiresDateMs: expires, willRenew: willRenew,
+                renewsTo: renewsTo.flatMap { $0 == all[i].productID ? nil : $0 },
                 period: all[i].isTrialPeriod ? .trial : all[i].isInIntroOfferPeriod ? .intro : .normal,
                 ownership: ownership(all[i]), expirationReason: expirationReason,
                 cancellationReason: refund ? all[i].cancellationReason : nil, reason: reason,
                 evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[productOf[i]]?.level,
-                priceIncrease: ended ? nil : priceIncrease(renewal), revocationType: refund ? all[i].revocationType : nil)
+                priceIncrease: ended ? nil : increase, revocationType: refund ? all[i].revocationType : nil)
         }
         if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
             return make(current, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
                         reason: RFC3339.sentence(all[current].productID, " is paid until ", expires)
-                            + (renewal?.autoRenewStatus == false ? "; auto-renew is off, which does not end the paid period" : ""))
+                            + (willRenew == false ? "; auto-renew is off, which does not end the paid period" : ""))
         }
         // A revoked transaction that would cover now: the chain ended by refund or upgrade.
         let ended = covering >= 0 ? covering : current < 0 ? revoked : -1
@@ -529,8 +538,8 @@ public enum EntitlementEngine {
                         ended: true)
         }
         guard current >= 0 else { return nil }
-        if renewal?.isInBillingRetryPeriod == true, all[current].id == head {
-            if grace == .honor, let g = renewal?.gracePeriodExpiresDateMs, g > now {
+        if inBillingRetry, all[current].id == head {
+            if grace == .honor, let g = graceEnd, g > now {
                 return make(current, .gracePeriod, active: true, expires: g, rule: .autoRenewableBillingGracePeriod,
                             reason: "billing failed; access continues in the grace period until \(RFC3339.format(g))")
             }
@@ -540,7 +549,7 @@ public enum EntitlementEngine {
         return make(current, .expired, active: false, expires: all[current].expiresDateMs, rule: .autoRenewableExpired,
                     reason: all[current].expiresDateMs.map { RFC3339.sentence(all[current].productID, " expired at ", $0) }
                         ?? "\(all[current].productID) expired at (no expiry)",
-                    expirationReason: renewal?.expirationIntent.map(expirationReason))
+                    expirationReason: intent.map(expirationReason))
     }
 
     static func ownership(_ t: Transaction) -> Ownership {
@@ -552,10 +561,10 @@ public enum EntitlementEngine {
     }
 
     /// StoreKit 2's priceIncreaseStatus, else /verifyReceipt's price_consent_status.
-    static func priceIncrease(_ renewal: RenewalInfo?) -> String? {
-        guard let renewal, renewal.autoRenewStatus != false else { return nil }
-        if let s = renewal.priceIncreaseStatus { return s == 0 ? "pending" : s == 1 ? "accepted" : nil }
-        switch renewal.priceConsentStatus {
+    static func priceIncrease(_ renewals: [RenewalInfo], _ r: Int) -> String? {
+        guard renewals[r].autoRenewStatus != false else { return nil }
+        if let s = renewals[r].priceIncreaseStatus { return s == 0 ? "pending" : s == 1 ? "accepted" : nil }
+        switch renewals[r].priceConsentStatus {
         case "0": return "pending"
         case "1": return "accepted"
         default: return nil

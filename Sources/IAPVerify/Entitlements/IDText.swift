@@ -150,8 +150,10 @@ struct IDInternTable {
     ///   negative to reach the String-keyed path without crafted ids.
     init(capacity: Int = 0, slack: Int = 256) {
         self.slack = slack
-        names.reserveCapacity(capacity)
-        keys.reserveCapacity(capacity)
+        if capacity > 0 {   // reserving nothing still cost a call each
+            names.reserveCapacity(capacity)
+            keys.reserveCapacity(capacity)
+        }
     }
 
     /// The id of `text`, given a new one when unseen.

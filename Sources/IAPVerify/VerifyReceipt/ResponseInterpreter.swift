@@ -74,6 +74,17 @@ private func isRetryableStatus(_ s: Int64) -> Bool {
 struct ResponseChecker: Checker {
     let context: CheckContext
 
+    /// "Apple accepted the receipt (status 0) for <bundle> in <environment>", in one allocation
+    /// (interpolated, it was made and then grown).
+    private static func acceptedReason(_ bundle: String, _ environment: ReceiptEnvironment) -> String {
+        var reason = "Apple accepted the receipt (status 0) for "
+        reason.reserveCapacity(reason.utf8.count + bundle.utf8.count + 4 + environment.rawValue.utf8.count)
+        reason += bundle
+        reason += " in "
+        reason += environment.rawValue
+        return reason
+    }
+
     func interpret(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
         var report = interpretBody(body, options: options, nowMs: nowMs)
         report.deprecations = options.deprecations
@@ -220,7 +231,7 @@ struct ResponseChecker: Checker {
         report.entitlements = entitlements(report.transactions, renewals: report.renewals, host: options.host, nowMs: nowMs)
         report.accept(status == 21006
             ? "Apple answered 21006: the receipt is valid and its subscription has expired"
-            : "Apple accepted the receipt (status 0) for \(bundle ?? "any app") in \(env.rawValue)")
+            : Self.acceptedReason(bundle ?? "any app", env))
         return report
     }
 }
