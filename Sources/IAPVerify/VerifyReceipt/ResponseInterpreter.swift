@@ -44,18 +44,20 @@ public struct ResponseReport: Sendable {
     /// The decoded fields came from Apple with status 0 or 21006 and passed the checks.
     public var trusted: Bool { isValid }
 
-    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: NextAction) {
+    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: NextAction, deprecations: [String] = []) {
         judgement = Judgement(verdict, reason)
         self.status = status
         self.action = action
+        self.deprecations = deprecations
     }
 
     /// Undecided and rejecting: where an accepted body starts, so that a path that forgets to
     /// decide grants nothing. Only `accept(_:)`, after every check, makes it valid.
-    init(undecidedStatus status: Int64) {
+    init(undecidedStatus status: Int64, deprecations: [String] = []) {
         judgement = .undecided
         self.status = status
         action = .reject
+        self.deprecations = deprecations
     }
 
     /// The explicit pass, once every check of the body has passed.
@@ -86,9 +88,9 @@ struct ResponseChecker: Checker {
     }
 
     func interpret(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
-        var report = interpretBody(body, options: options, nowMs: nowMs)
-        report.deprecations = options.deprecations
-        return report
+        // Every report is made with the options' deprecations: one changed after it was made was
+        // copied whole on its way out (every text and list retained, then released).
+        interpretBody(body, options: options, nowMs: nowMs)
     }
 
     private func interpretBody(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) -> ResponseReport {
@@ -96,16 +98,16 @@ struct ResponseChecker: Checker {
         let doc: JSONDocument
         switch JSONDocument.parse(body, what: "the response", status: .invalidArgument) {
         case .success(let d): doc = d
-        case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject)
+        case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject, deprecations: options.deprecations)
         }
         let root = doc.root
         guard root.kind == .object else {
-            return ResponseReport(.malformed, "the response is not a JSON object", status: nil, action: .reject)
+            return ResponseReport(.malformed, "the response is not a JSON object", status: nil, action: .reject, deprecations: options.deprecations)
         }
         guard let statusValue = root[literal: "status"], let status = statusValue.tolerantInt() else {
             let hint = root[literal: "unified_receipt"] != nil
                 ? "; this looks like a server notification (V1): interpret its unified_receipt instead" : ""
-            return ResponseReport(.malformed, "the response has no numeric status\(hint)", status: nil, action: .reject)
+            return ResponseReport(.malformed, "the response has no numeric status\(hint)", status: nil, action: .reject, deprecations: options.deprecations)
         }
         switch status {
         case 0, 21006:
@@ -117,31 +119,34 @@ struct ResponseChecker: Checker {
                 : endpoint == .production
                     ? "a sandbox receipt was sent to production, and this config does not accept Sandbox"
                     : "21007 from the sandbox endpoint: not retrying (no sandbox/production loop)",
-                status: status, action: retry ? .retrySandbox : .reject)
+                status: status, action: retry ? .retrySandbox : .reject, deprecations: options.deprecations)
         case 21008:
             let retry = endpoint == .sandbox
             return ResponseReport(.wrongEnvironment, retry
                 ? "a production receipt was sent to sandbox: call the production endpoint"
                 : "21008 from the production endpoint: not retrying (no sandbox/production loop)",
-                status: status, action: retry ? .retryProduction : .reject)
+                status: status, action: retry ? .retryProduction : .reject, deprecations: options.deprecations)
         case 21004:
             return ResponseReport(.configurationError, "Apple rejected the shared secret (21004): fix the password you send",
-                                  status: status, action: .fixConfiguration)
+                                  status: status, action: .fixConfiguration, deprecations: options.deprecations)
         case let s where isRetryableStatus(s):
             let flag = root[literal: "is-retryable"]?.tolerantBool() ?? root[literal: "is_retryable"]?.tolerantBool()
             if flag == false {
-                return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject)
+                return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject,
+                                      deprecations: options.deprecations)
             }
             let attempt = options.attempt
             if attempt >= RetryAfter.maxAttempts {
                 return ResponseReport(.temporarilyUnavailable, "status \(s) after \(attempt) attempts: give up and store it for later",
-                                      status: s, action: .giveUp)
+                                      status: s, action: .giveUp, deprecations: options.deprecations)
             }
-            var r = ResponseReport(.temporarilyUnavailable, "status \(s) is temporary: retry later", status: s, action: .retryLater)
+            var r = ResponseReport(.temporarilyUnavailable, "status \(s) is temporary: retry later", status: s, action: .retryLater,
+                                   deprecations: options.deprecations)
             r.retryAfterMs = RetryAfter.backoff(attempt: attempt)
             return r
         default:
-            return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject)
+            return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject,
+                                  deprecations: options.deprecations)
         }
     }
 
@@ -149,12 +154,12 @@ struct ResponseChecker: Checker {
     private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: ServerEnvironment, options: ResponseOptions,
                               nowMs: Int64) -> ResponseReport {
         func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
-            ResponseReport(verdict, reason, status: status, action: .reject)
+            ResponseReport(verdict, reason, status: status, action: .reject, deprecations: options.deprecations)
         }
         guard let receiptValue = root[literal: "receipt"], receiptValue.kind == .object else {
             return reject(.malformed, "status \(status) without a receipt object grants nothing")
         }
-        var report = ResponseReport(undecidedStatus: status)
+        var report = ResponseReport(undecidedStatus: status, deprecations: options.deprecations)
         do {
             let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
             let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
