@@ -7,7 +7,7 @@ extension EntitlementReport {
         w.key("entitlements")
         w.beginArray()
         entitlements.withUnsafeBufferPointer { list in
-            for e in list.indices { Self.write(list[e], into: &w) }   // borrowed in place, not copied
+            for e in list.indices { Self.write(list.baseAddress! + e, into: &w) }   // read in place, not copied
         }
         w.endArray()
         w.key("purchases")
@@ -67,29 +67,29 @@ extension EntitlementReport {
         w.endObject()
     }
 
-    private static func write(_ e: borrowing Entitlement, into w: inout JSONWriter) {
+    private static func write(_ e: UnsafePointer<Entitlement>, into w: inout JSONWriter) {
         w.beginObject()
-        w.field("id", e.id)
-        w.field("active", e.active)
-        w.field("state", e.state.rawValue)
-        w.field("product_id", e.productID)
-        w.id("original_transaction_id", e.originalTransaction)
-        w.id("transaction_id", e.transaction)
-        w.field("expires_date_ms", e.expiresDateMs)
-        w.field("will_renew", e.willRenew)
-        w.field("renews_to", e.renewsTo)
-        w.field("period", e.period?.rawValue)
-        w.field("ownership", e.ownership?.rawValue)
-        w.field("expiration_reason", e.expirationReason)
-        if let c = e.cancellationReason { w.field("cancellation_reason", c) }
-        w.field("price_increase", e.priceIncrease)
-        if let r = e.revocationType { w.field("revocation_type", r) }
-        w.field("reason", e.reason)
+        w.field("id", e.pointee.id)
+        w.field("active", e.pointee.active)
+        w.field("state", e.pointee.state.rawValue)
+        w.field("product_id", e.pointee.productID)
+        w.id("original_transaction_id", e.pointee.originalTransaction)
+        w.id("transaction_id", e.pointee.transaction)
+        w.field("expires_date_ms", e.pointee.expiresDateMs)
+        w.field("will_renew", e.pointee.willRenew)
+        w.field("renews_to", e.pointee.renewsTo)
+        w.field("period", e.pointee.period?.rawValue)
+        w.field("ownership", e.pointee.ownership?.rawValue)
+        w.field("expiration_reason", e.pointee.expirationReason)
+        if let c = e.pointee.cancellationReason { w.field("cancellation_reason", c) }
+        w.field("price_increase", e.pointee.priceIncrease)
+        if let r = e.pointee.revocationType { w.field("revocation_type", r) }
+        w.field("reason", e.pointee.reason)
         w.key("evidence")
         w.beginObject()
-        w.field("rule", e.evidence.rule.rawValue)
-        w.id("transaction_id", e.evidence.transaction)
-        w.field("candidates", Int64(e.evidence.candidates))
+        w.field("rule", e.pointee.evidence.rule.rawValue)
+        w.id("transaction_id", e.pointee.evidence.transaction)
+        w.field("candidates", Int64(e.pointee.evidence.candidates))
         w.endObject()
         w.endObject()
     }
@@ -123,8 +123,9 @@ extension JSONWriter {
 
     /// The members every result ends with: what it grants, and nothing unless it is valid.
     mutating func grants(_ report: EntitlementReport?, valid: Bool) {
-        if let report, valid {
-            report.writeMembers(into: &self)
+        // Through the optional in place: binding it with `if let` copied the report.
+        if valid, report != nil {
+            report?.writeMembers(into: &self)
         } else {
             EntitlementReport.writeEmptyMembers(into: &self)
         }
