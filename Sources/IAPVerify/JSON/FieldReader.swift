@@ -153,8 +153,11 @@ struct FieldReader {
         self.keys = object.keyIndex
     }
 
-    private func present(_ key: StaticString) -> JSONValue? {
-        object.member(key, indexed: keys.entry(key)).flatMap(FieldDecoder.present)
+    @inline(__always) private func present(_ key: StaticString) -> JSONValue? {
+        // The slot read straight from the stored index (through a method the 256-byte index was
+        // copied on every field).
+        let at = keys.slots[KeyIndex.slot(key.utf8Start, key.utf8CodeUnitCount)]
+        return object.member(key, indexed: at).flatMap(FieldDecoder.present)
     }
 
     func string(_ key: StaticString) throws(FieldProblem) -> String? {
