@@ -19,8 +19,9 @@ enum TransactionJSON {
         try TransactionRecord.check(v, .snake, .tolerant, path: path, index: index, scratch: &scratch)
     }
 
-    static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil) throws(FieldProblem) -> RenewalInfo {
-        try RenewalInfo.read(v, .snake, .tolerant, path: path, index: index)
+    /// One of a list's renewal infos: `texts` is shared by the list's records.
+    static func renewalInfo(_ v: JSONValue, path: String, index: Int? = nil, texts: inout RecentTexts) throws(FieldProblem) -> RenewalInfo {
+        try RenewalInfo.read(v, .snake, .tolerant, path: path, index: index, texts: &texts)
     }
 
     static func transactions(_ v: JSONValue?, path: String) throws(FieldProblem) -> [Transaction] {
@@ -40,7 +41,7 @@ enum TransactionJSON {
         var out: [RenewalInfo] = []
         out.reserveCapacity(items.countHint)
         var texts = RecentTexts()
-        for (i, item) in items.enumerated() { out.append(try RenewalInfo.read(item, .snake, .tolerant, path: path, index: i, texts: &texts)) }
+        for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: path, index: i, texts: &texts)) }
         return out
     }
 }
