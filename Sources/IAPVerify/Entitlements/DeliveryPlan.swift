@@ -25,8 +25,8 @@ enum DeliveryPlanner {
     /// A purchase may pay an order created up to this long after it (clock skew, slow clients).
     static let orderSlackMs: Int64 = 5 * 60 * 1000
 
-    /// - Parameter typeOf: the type of each transaction's product (nil when unlisted).
-    static func plan(_ transactions: [Transaction], _ typeOf: [ProductType?], nowMs: Int64,
+    /// - Parameter keys: each transaction's numbers and its product's type (nil when unlisted).
+    static func plan(_ transactions: [Transaction], _ keys: [PurchaseKeys], nowMs: Int64,
                      delivered: [String], orders: [PendingOrder]) -> DeliveryPlan {
         let deliveredSet = Set(delivered)
         func item(_ t: Transaction) -> DeliveryItem {
@@ -42,7 +42,7 @@ enum DeliveryPlanner {
                 if revoked { plan.toRevoke.append(item(transactions[i])) }
                 continue
             }
-            guard !revoked, let type = typeOf[i], type == .consumable || type == .nonConsumable else { continue }
+            guard !revoked, let type = keys[i].type, type == .consumable || type == .nonConsumable else { continue }
             plan.toDeliver.append(item(transactions[i]))
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.

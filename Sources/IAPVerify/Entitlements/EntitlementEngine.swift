@@ -156,30 +156,33 @@ public enum EntitlementEngine {
         // small integers, and use indices into `transactions`, so no purchase is copied while
         // it is being judged.
         var products = InternTable(), chains = IDInternTable()
-        // By index: `map` handed each purchase to its closure as a copy (every text field retained).
-        var productOf: [Int] = [], chainOf: [Int] = []
-        productOf.reserveCapacity(transactions.count)
-        chainOf.reserveCapacity(transactions.count)
+        // Each purchase's product and chain numbers (and, below, its product's type), in one list
+        // (three lists were three allocations). By index: `map` handed each purchase to its
+        // closure as a copy (every text field retained).
+        var keys: [PurchaseKeys] = []
+        keys.reserveCapacity(transactions.count)
         for i in transactions.indices {
-            productOf.append(products.id(transactions[i].productID))
-            chainOf.append(chains.id(transactions[i].chain))
+            keys.append(PurchaseKeys(product: products.id(transactions[i].productID),
+                                     chain: chains.id(transactions[i].chain), type: nil))
         }
         // Each product's rule, by product number: the catalog's, or the one its purchases imply.
         let ruleOfProduct: [ProductRule?] = catalog.map { c in products.names.map { c[$0] } }
-            ?? inferredRules(transactions, productOf, products)
+            ?? inferredRules(transactions, keys, products)
         // Each purchase's product type (a rule copied per purchase retained its texts).
-        var typeOf: [ProductType?] = []
-        typeOf.reserveCapacity(transactions.count)
-        for i in transactions.indices { typeOf.append(ruleOfProduct[productOf[i]]?.type) }
+        for i in keys.indices { keys[i].type = ruleOfProduct[keys[i].product]?.type }
+        // Per chain number: its renewal info and its latest unrevoked purchase, in one list sized
+        // once (every chain a renewal names is interned before the list grows past its room).
         // By index: a RenewalInfo copy retains each of its twenty-odd text fields. Keyed by chain
         // number (the chains table joins ids as String equality does): no String per chain.
-        var renewalOfChain: [Int] = []
+        var chainFacts: [(renewal: Int, head: Int)] = []
+        chainFacts.reserveCapacity(chains.count + renewals.count)
         for k in renewals.indices {
             let chain = chains.id(IDText(renewals[k].originalTransactionID))
-            if chain >= renewalOfChain.count { renewalOfChain += repeatElement(-1, count: chain + 1 - renewalOfChain.count) }
-            let old = renewalOfChain[chain]
-            if old < 0 || renewalPrefersSecond(renewals, old, k) { renewalOfChain[chain] = k }
+            if chain >= chainFacts.count { chainFacts += repeatElement((renewal: -1, head: -1), count: chain + 1 - chainFacts.count) }
+            let old = chainFacts[chain].renewal
+            if old < 0 || renewalPrefersSecond(renewals, old, k) { chainFacts[chain].renewal = k }
         }
+        if chainFacts.count < chains.count { chainFacts += repeatElement((renewal: -1, head: -1), count: chains.count - chainFacts.count) }
 
         // The report's parts as locals, put together once at the end: a report built in place and
         // returned was copied on its way out (every list retained and released).
@@ -188,7 +191,7 @@ public enum EntitlementEngine {
         for i in transactions.indices {
             purchaseRecords.append(PurchaseRecord(
                 id: transactions[i].id, originalID: transactions[i].originalID,
-                productID: transactions[i].productID, type: typeOf[i], quantity: transactions[i].quantity,
+                productID: transactions[i].productID, type: keys[i].type, quantity: transactions[i].quantity,
                 purchaseDateMs: transactions[i].purchaseDateMs, revoked: transactions[i].isRevoked(at: nowMs)))
         }
         // With a catalog: the products it does not name. Without one: the products whose type
@@ -196,7 +199,7 @@ public enum EntitlementEngine {
         var unknownProducts: [String] = []
         for p in products.names.indices where ruleOfProduct[p] == nil { unknownProducts.append(products.names[p]) }
         if unknownProducts.count > 1 { unknownProducts.sort() }
-        let conflicts = catalog.map { catalogConflicts($0, transactions, productOf, products) } ?? []
+        let conflicts = catalog.map { catalogConflicts($0, transactions, keys, products) } ?? []
 
         // Each product's purchases, in purchase order: `purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]`
         // (one list for all products; with one product, the purchases themselves).
@@ -204,12 +207,12 @@ public enum EntitlementEngine {
         var purchaseStart: [Int] = []
         if products.names.count > 1 {
             purchaseStart = [Int](repeating: 0, count: products.names.count + 1)
-            for i in transactions.indices { purchaseStart[productOf[i] + 1] += 1 }
+            for i in transactions.indices { purchaseStart[keys[i].product + 1] += 1 }
             for p in products.names.indices { purchaseStart[p + 1] += purchaseStart[p] }
             var next = purchaseStart
             for i in transactions.indices {
-                purchaseList[next[productOf[i]]] = i
-                next[productOf[i]] += 1
+                purchaseList[next[keys[i].product]] = i
+                next[keys[i].product] += 1
             }
         }
         func purchases(of p: Int) -> ArraySlice<Int> {
@@ -217,11 +220,10 @@ public enum EntitlementEngine {
         }
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
-        var heads = [Int](repeating: -1, count: chains.names.count)
-        for i in transactions.indices where typeOf[i] == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
-            let h = heads[chainOf[i]]
+        for i in transactions.indices where keys[i].type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
+            let h = chainFacts[keys[i].chain].head
             if h >= 0, !expiryOrder(transactions, h, i) { continue }
-            heads[chainOf[i]] = i
+            chainFacts[keys[i].chain].head = i
         }
 
         // One entitlement at a time: each granting product's purchases are judged (`judge`), then
@@ -246,19 +248,18 @@ public enum EntitlementEngine {
             // The subscribed purchases by chain (one candidate per chain): grouped in chain order
             // unless they all share one chain.
             if !subscribed.isEmpty {
-                let first = chainOf[subscribed[0]]
-                if !subscribed.allSatisfy({ chainOf[$0] == first }) {
-                    subscribed.sort { chainOf[$0] != chainOf[$1] ? chainOf[$0] < chainOf[$1] : $0 < $1 }
+                let first = keys[subscribed[0]].chain
+                if !subscribed.allSatisfy({ keys[$0].chain == first }) {
+                    subscribed.sort { keys[$0].chain != keys[$1].chain ? keys[$0].chain < keys[$1].chain : $0 < $1 }
                 }
                 var start = 0
                 while start < subscribed.count {
-                    let chain = chainOf[subscribed[start]]
+                    let chain = keys[subscribed[start]].chain
                     var end = start + 1
-                    while end < subscribed.count, chainOf[subscribed[end]] == chain { end += 1 }
-                    let head = heads[chain] >= 0 ? transactions[heads[chain]].id : nil
-                    let r = chain < renewalOfChain.count ? renewalOfChain[chain] : -1
-                    if let c = subscriptionChain(id, chains.names[chain], transactions, subscribed[start..<end],
-                                                 renewals, r, head, productOf, ruleOfProduct, grace, nowMs) {
+                    while end < subscribed.count, keys[subscribed[end]].chain == chain { end += 1 }
+                    let head = chainFacts[chain].head >= 0 ? transactions[chainFacts[chain].head].id : nil
+                    if let c = subscriptionChain(id, chains.name(chain), transactions, subscribed[start..<end],
+                                                 renewals, chainFacts[chain].renewal, head, keys, ruleOfProduct, grace, nowMs) {
                         candidates.append(c)
                     }
                     start = end
@@ -290,21 +291,19 @@ public enum EntitlementEngine {
                 decide(id)
             }
         } else {
-            // Each product with a rule grants the entitlements its rule names (itself, or nothing
-            // for a consumable); product names are distinct, so no two products share one.
+            // Each product with a rule grants the entitlement named after it (a consumable grants
+            // nothing); product names are distinct, so no two products share one.
             for p in products.names.indices {
-                guard let rule = ruleOfProduct[p] else { continue }
-                for id in rule.entitlements {
-                    judge(id, products.names[p], rule, p)
-                    decide(id)
-                }
+                guard let rule = ruleOfProduct[p], rule.type != .consumable else { continue }
+                judge(products.names[p], products.names[p], rule, p)
+                decide(products.names[p])
             }
         }
         entitlements.sort { $0.id < $1.id }
         return EntitlementReport(entitlements: entitlements, purchases: purchaseRecords, unknownProducts: unknownProducts,
                                  catalogConflicts: conflicts,
-                                 introEligible: introEligibility(transactions, productOf, ruleOfProduct, catalog: catalog),
-                                 delivery: DeliveryPlanner.plan(transactions, typeOf, nowMs: nowMs, delivered: delivered, orders: orders))
+                                 introEligible: introEligibility(transactions, keys, ruleOfProduct, catalog: catalog),
+                                 delivery: DeliveryPlanner.plan(transactions, keys, nowMs: nowMs, delivered: delivered, orders: orders))
     }
 
     // MARK: - Inputs
@@ -369,11 +368,13 @@ public enum EntitlementEngine {
     private static func sortByPurchase(_ items: inout [Transaction]) {
         // Sorted as (date, index) pairs, ties broken by id, then the records moved into place
         // (sorting the records themselves moved each one about log n times).
-        var keys = items.indices.map { (date: items[$0].purchaseDateMs ?? Int64.min, index: $0) }
-        // Receipts list purchases mostly in order: nothing to do when they already are.
-        if !keys.indices.dropFirst().contains(where: { k in
-            keys[k - 1].date > keys[k].date || (keys[k - 1].date == keys[k].date && !(items[k - 1].id < items[k].id))
+        // Receipts list purchases mostly in order: nothing to do (and nothing allocated) when
+        // they already are.
+        func date(_ k: Int) -> Int64 { items[k].purchaseDateMs ?? Int64.min }
+        if !items.indices.dropFirst().contains(where: { k in
+            date(k - 1) > date(k) || (date(k - 1) == date(k) && !(items[k - 1].id < items[k].id))
         }) { return }
+        var keys = items.indices.map { (date: date($0), index: $0) }
         keys.sort { a, b in a.date != b.date ? a.date < b.date : items[a.index].id < items[b.index].id }
         // Each record moved twice, as bytes (Swift values move bitwise): out in order to a
         // scratch block, then back. (Swapping in place went through the type's value witnesses,
@@ -418,16 +419,16 @@ public enum EntitlementEngine {
     /// What Apple signed about each product's type: the one type all its signed purchases agree
     /// on, `.some(nil)` when they disagree or name a type this library does not know, and no
     /// entry when none of its purchases carries a signed type (receipts, /verifyReceipt).
-    private static func signedTypes(_ transactions: [Transaction], _ productOf: [Int],
+    private static func signedTypes(_ transactions: [Transaction], _ keys: [PurchaseKeys],
                                     _ products: InternTable) -> [Int: ProductType?] {
         var types: [Int: ProductType?] = [:]
         for i in transactions.indices {
             guard let signed = transactions[i].signedType else { continue }
             let type = productType(signed: signed)
-            if let seen = types[productOf[i]] {
-                if seen != type { types[productOf[i]] = .some(nil) }
+            if let seen = types[keys[i].product] {
+                if seen != type { types[keys[i].product] = .some(nil) }
             } else {
-                types[productOf[i]] = .some(type)
+                types[keys[i].product] = .some(type)
             }
         }
         return types
@@ -440,36 +441,29 @@ public enum EntitlementEngine {
     /// auto-renewable when any of its purchases has an expiry, else non-consumable. A
     /// non-renewing subscription needs the catalog's `duration_ms`, so without one it grants
     /// nothing.
-    private static func inferredRules(_ transactions: [Transaction], _ productOf: [Int], _ products: InternTable) -> [ProductRule?] {
-        var expiring = [Bool](repeating: false, count: products.names.count)
-        for i in transactions.indices where transactions[i].expiresDateMs != nil { expiring[productOf[i]] = true }
-        let signed = signedTypes(transactions, productOf, products)
-        var rules: [ProductRule?] = []
-        rules.reserveCapacity(products.names.count)
-        for (p, name) in products.names.enumerated() {
-            let type: ProductType
-            if let apple = signed[p] {
-                guard let known = apple else {   // ambiguous or unknown: no rule, grants nothing
-                    rules.append(nil)
-                    continue
-                }
-                type = known
-            } else {
-                type = expiring[p] ? .autoRenewable : .nonConsumable
-            }
-            rules.append(ProductRule(type: type, group: nil, level: nil,
-                                     entitlements: type == .consumable ? [] : [name], durationMs: nil))
+    private static func inferredRules(_ transactions: [Transaction], _ keys: [PurchaseKeys], _ products: InternTable) -> [ProductRule?] {
+        // Every product first as a purchase without expiry implies, then auto-renewable where
+        // one of its purchases expires (one list: a list of flags beside it was an allocation).
+        // The entitlement each grants is named after the product (`evaluate`), so the rules
+        // name none.
+        var rules = [ProductRule?](repeating: ProductRule(type: .nonConsumable), count: products.names.count)
+        for i in transactions.indices where transactions[i].expiresDateMs != nil {
+            rules[keys[i].product] = ProductRule(type: .autoRenewable)
+        }
+        // What Apple signed wins over what the dates imply.
+        for (p, apple) in signedTypes(transactions, keys, products) {
+            rules[p] = apple.map { ProductRule(type: $0) }   // ambiguous or unknown: no rule, grants nothing
         }
         return rules
     }
 
     /// Catalog entries whose type contradicts the type Apple signed for the product.
     private static func catalogConflicts(_ catalog: [String: ProductRule], _ transactions: [Transaction],
-                                         _ productOf: [Int], _ products: InternTable) -> [CatalogConflict] {
+                                         _ keys: [PurchaseKeys], _ products: InternTable) -> [CatalogConflict] {
         var conflicts: [CatalogConflict] = []
         var reported = Set<Int>()
         for i in transactions.indices {
-            let p = productOf[i]
+            let p = keys[i].product
             guard !reported.contains(p), let signed = transactions[i].signedType,
                   let rule = catalog[products.names[p]], productType(signed: signed) != rule.type else { continue }
             reported.insert(p)
@@ -482,7 +476,7 @@ public enum EntitlementEngine {
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
     private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: ArraySlice<Int>,
-                                          _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
+                                          _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ keys: [PurchaseKeys], _ ruleOfProduct: [ProductRule?],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         // The chain's renewal info read in place (passed as a value it was copied, every text
         // retained and released): only the fields the rules use.
@@ -517,7 +511,7 @@ public enum EntitlementEngine {
                 period: all[i].isTrialPeriod ? .trial : all[i].isInIntroOfferPeriod ? .intro : .normal,
                 ownership: ownership(all[i]), expirationReason: expirationReason,
                 cancellationReason: refund ? all[i].cancellationReason : nil, reason: reason,
-                evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[productOf[i]]?.level,
+                evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[keys[i].product]?.level,
                 priceIncrease: ended ? nil : increase, revocationType: refund ? all[i].revocationType : nil)
         }
         if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
@@ -677,7 +671,7 @@ public enum EntitlementEngine {
 
     // MARK: - Introductory offers
 
-    private static func introEligibility(_ txns: [Transaction], _ productOf: [Int], _ ruleOfProduct: [ProductRule?],
+    private static func introEligibility(_ txns: [Transaction], _ keys: [PurchaseKeys], _ ruleOfProduct: [ProductRule?],
                                          catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
         var groups: [String: Bool] = [:]
         if let catalog {
@@ -687,7 +681,7 @@ public enum EntitlementEngine {
         }
         // By index: a purchase read in place, not copied (a copy retains every text field).
         for i in txns.indices {
-            let group = catalog != nil ? ruleOfProduct[productOf[i]]?.group : txns[i].subscriptionGroupIdentifier
+            let group = catalog != nil ? ruleOfProduct[keys[i].product]?.group : txns[i].subscriptionGroupIdentifier
             guard let g = group else { continue }
             if groups[g] == nil { groups[g] = true }
             if txns[i].isTrialPeriod || txns[i].isInIntroOfferPeriod { groups[g] = false }
@@ -697,6 +691,14 @@ public enum EntitlementEngine {
 }
 
 /// Small integer ids for strings, given in order of first sight.
+/// What the engine knows of a purchase by number: its product's and its chain's (InternTable,
+/// IDInternTable) and its product's type (nil when no rule types it).
+struct PurchaseKeys {
+    var product: Int
+    var chain: Int
+    var type: ProductType?
+}
+
 struct InternTable {
     private(set) var names: [String] = []
     private var ids: [String: Int] = [:]

@@ -132,8 +132,9 @@ struct IDText: Sendable {
 /// String (where canonically equal texts, which String equality joins, meet, and the standard
 /// library's seeded hasher protects the table), every earlier text re-keyed once.
 struct IDInternTable {
+    /// The texts by id. While no String has taken over, every one is inline and its words are
+    /// its key (read from it: a list of keys beside it was one more allocation).
     private(set) var names: [IDText] = []
-    private var keys: [IDText.InlineKey] = []
     /// -1 for an empty slot, else an index into `names`; the count a power of two.
     private var slots: [Int32] = []
     private var byString: [String: Int]? = nil
@@ -143,6 +144,9 @@ struct IDInternTable {
     private var lookups = 0
     private let slack: Int
 
+    var count: Int { names.count }
+    func name(_ id: Int) -> IDText { names[id] }
+
     /// True once String keys have taken over (tests).
     var keyedByString: Bool { byString != nil }
 
@@ -150,10 +154,7 @@ struct IDInternTable {
     ///   negative to reach the String-keyed path without crafted ids.
     init(capacity: Int = 0, slack: Int = 256) {
         self.slack = slack
-        if capacity > 0 {   // reserving nothing still cost a call each
-            names.reserveCapacity(capacity)
-            keys.reserveCapacity(capacity)
-        }
+        if capacity > 0 { names.reserveCapacity(capacity) }   // reserving nothing still cost a call
     }
 
     /// The id of `text`, given a new one when unseen.
@@ -161,10 +162,9 @@ struct IDInternTable {
         if byString == nil, let key = text.inlineKey {
             if slots.isEmpty, names.count < 8 {
                 // A few texts (most receipts' chains): compared in turn, no table built.
-                for e in keys.indices where keys[e] == key { return e }
+                for e in names.indices where names[e].inlineKey == key { return e }
                 if names.count < 7 {
                     names.append(text)
-                    keys.append(key)
                     return names.count - 1
                 }
             }
@@ -178,10 +178,9 @@ struct IDInternTable {
                 if e < 0 {
                     slots[at] = Int32(truncatingIfNeeded: names.count)
                     names.append(text)
-                    keys.append(key)
                     return names.count - 1
                 }
-                if keys[e] == key { return e }
+                if names[e].inlineKey == key { return e }
                 probes += 1
                 // This many probes: the ids were made to collide. Keyed by String from here on.
                 if probes > budget { break }
@@ -202,7 +201,9 @@ struct IDInternTable {
 
     private mutating func rehash(_ size: Int) {
         slots = [Int32](repeating: -1, count: size)
-        for (e, key) in keys.enumerated() {
+        // Every text is inline here: String keys, once they take over, never come back to the table.
+        for e in names.indices {
+            guard let key = names[e].inlineKey else { continue }
             var at = key.hash(seed) & (size - 1)
             while slots[at] >= 0 { at = (at + 1) & (size - 1) }
             slots[at] = Int32(truncatingIfNeeded: e)

@@ -45,38 +45,43 @@ enum TransactionUnion {
     /// bytes are the id `ByID` would key by (for other text, Swift compares strings by canonical
     /// equivalence, and numbers become text), so both give one answer.
     private struct Plan {
-        /// Every record in reading order: its list, its index there, its value.
-        private var records: [(list: Int, index: Int, value: JSONValue)] = []
-        /// The union position of each record's id.
-        private var position: [Int32] = []
+        /// Every record in reading order: its list, its index there, the union position of its
+        /// id, the id's words and the record. One list sized once (four lists, each grown as it
+        /// was filled, cost an allocation a growth).
+        private var records: [(list: Int32, index: Int32, position: Int32, key: IDText.InlineKey, value: JSONValue)] = []
         /// The record each union position ends with.
         private var last: [Int32] = []
 
         init?(_ lists: [(value: JSONValue?, path: String)]) {
-            var keys: [IDText.InlineKey] = []
-            for (l, list) in lists.enumerated() {
+            // Every list's kind checked and its records counted first (the parser's counts, exact
+            // below 2^24 elements), so that both lists are sized once.
+            var count = 0
+            for list in lists {
                 guard let v = list.value, !v.isNull else { continue }
                 guard let items = v.elements else { return nil }
-                records.reserveCapacity(records.count + items.countHint)
-                keys.reserveCapacity(keys.count + items.countHint)
+                count += items.countHint
+            }
+            guard count < Int(Int32.max) / 4 else { return nil }
+            records.reserveCapacity(count)
+            last.reserveCapacity(count)
+            for (l, list) in lists.enumerated() {
+                guard let v = list.value, !v.isNull, let items = v.elements else { continue }
                 for (i, item) in items.enumerated() {
                     guard item.kind == .object, let id = item[literal: "transaction_id"]?.utf8, id.count > 0,
                           let key = IDText.inlineKey(utf8: id) else { return nil }
-                    records.append((l, i, item))
-                    keys.append(key)
+                    records.append((Int32(truncatingIfNeeded: l), Int32(truncatingIfNeeded: i), -1, key, item))
                 }
             }
             guard records.count < Int(Int32.max) / 4 else { return nil }
-            position.reserveCapacity(keys.count)
-            if keys.count <= 16 {
+            if records.count <= 16 {
                 // A few records (most bodies): each id compared with the earlier ones, no table.
-                for (k, key) in keys.enumerated() {
-                    if let j = keys[..<k].firstIndex(of: key) {
-                        let p = Int(position[j])
-                        position.append(Int32(p))
+                for k in records.indices {
+                    if let j = records[..<k].firstIndex(where: { $0.key == records[k].key }) {
+                        let p = Int(records[j].position)
+                        records[k].position = Int32(p)
                         last[p] = Int32(k)
                     } else {
-                        position.append(Int32(last.count))
+                        records[k].position = Int32(last.count)
                         last.append(Int32(k))
                     }
                 }
@@ -85,26 +90,26 @@ enum TransactionUnion {
             // Open addressing over the ids' words. Probes past the budget mean crafted ids: the
             // plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
             var size = 16
-            while size < 2 * keys.count { size *= 2 }
+            while size < 2 * records.count { size *= 2 }
             let mask = size - 1, seed = IDText.InlineKey.seed
             var table = [Int32](repeating: -1, count: size)
-            var firstKey: [IDText.InlineKey] = []
-            firstKey.reserveCapacity(keys.count)
-            let budget = IDText.InlineKey.probeBudget(keys.count)
+            let budget = IDText.InlineKey.probeBudget(records.count)
             var probes = 0
-            for (k, key) in keys.enumerated() {
+            for k in records.indices {
+                let key = records[k].key
                 var at = key.hash(seed) & mask
                 while true {
                     let p = Int(table[at])
                     if p < 0 {
-                        table[at] = Int32(firstKey.count)
-                        position.append(Int32(firstKey.count))
-                        firstKey.append(key)
+                        table[at] = Int32(last.count)
+                        records[k].position = Int32(last.count)
                         last.append(Int32(k))
                         break
                     }
-                    if firstKey[p] == key {
-                        position.append(Int32(p))
+                    // `last[p]` is a record with this position's id (the first one's or a later
+                    // equal one's).
+                    if records[Int(last[p])].key == key {
+                        records[k].position = Int32(p)
                         last[p] = Int32(k)
                         break
                     }
@@ -124,13 +129,13 @@ enum TransactionUnion {
                 var scratch = TransactionRecord.scratch
                 var texts = RecentTexts()   // a product id repeated in every record: one String
                 for (k, r) in records.enumerated() {
-                    let p = Int(position[k])
+                    let p = Int(r.position)
                     do throws(FieldProblem) {
                         if Int(last[p]) == k {
-                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[r.list].path,
-                                                                                                  index: r.index, texts: &texts))
+                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path,
+                                                                                                  index: Int(r.index), texts: &texts))
                         } else {
-                            try TransactionJSON.checkTransaction(r.value, path: lists[r.list].path, index: r.index, scratch: &scratch)
+                            try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
                         }
                     } catch {
                         // The positions built so far: those whose last record came before this one.
