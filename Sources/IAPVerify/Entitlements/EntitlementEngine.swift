@@ -227,9 +227,10 @@ public enum EntitlementEngine {
         }
 
         // One entitlement at a time: each granting product's purchases are judged (`judge`), then
-        // the candidates they give compete (`decide`). Both lists are reused.
+        // the candidates they give compete (`decide`). The candidates are appended to
+        // `entitlements` itself, past the decided ones, and all but the winner dropped (a list of
+        // their own was one more allocation).
         var entitlements: [Entitlement] = []
-        var candidates: [Entitlement] = []
         var subscribed: [Int] = []   // the auto-renewable purchases, judged by chain in `decide`
         func judge(_ id: String, _ product: String, _ rule: ProductRule, _ p: Int?) {
             guard let p else { return }   // a catalog product nobody bought
@@ -237,14 +238,15 @@ public enum EntitlementEngine {
             case .autoRenewable:
                 subscribed.append(contentsOf: purchases(of: p))
             case .nonConsumable:
-                if let c = nonConsumable(id, product, rule, transactions, purchases(of: p), nowMs) { candidates.append(c) }
+                if let c = nonConsumable(id, product, rule, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
             case .nonRenewing:
-                if let c = nonRenewing(id, product, rule, transactions, purchases(of: p), nowMs) { candidates.append(c) }
+                if let c = nonRenewing(id, product, rule, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
             case .consumable:
                 break
             }
         }
-        func decide(_ id: String) {
+        /// - Parameter candidates: where this entitlement's candidates start in `entitlements`.
+        func decide(_ id: String, candidates: Int) {
             // The subscribed purchases by chain (one candidate per chain): grouped in chain order
             // unless they all share one chain.
             if !subscribed.isEmpty {
@@ -260,21 +262,21 @@ public enum EntitlementEngine {
                     let head = chainFacts[chain].head >= 0 ? transactions[chainFacts[chain].head].id : nil
                     if let c = subscriptionChain(id, chains.name(chain), transactions, subscribed[start..<end],
                                                  renewals, chainFacts[chain].renewal, head, keys, ruleOfProduct, grace, nowMs) {
-                        candidates.append(c)
+                        entitlements.append(c)
                     }
                     start = end
                 }
             }
-            if let k = pick(candidates) {
-                // Changed where it is, then moved out (a local changed and appended was copied).
-                candidates[k].evidence.candidates = candidates.count
-                candidates.swapAt(k, candidates.count - 1)
-                entitlements.append(candidates.removeLast())
+            if let k = pick(entitlements[candidates...]) {
+                // Changed where it is, moved to the first candidate's place, the others dropped
+                // (a local changed and appended was copied).
+                entitlements[k].evidence.candidates = entitlements.count - candidates
+                entitlements.swapAt(k, candidates)
+                entitlements.removeSubrange((candidates + 1)...)
             } else {
                 entitlements.append(Entitlement(id: id, active: false, state: .notPurchased, reason: "no transaction grants \(id)",
                                                 evidence: Evidence(rule: .noTransaction, transaction: nil, candidates: 0)))
             }
-            candidates.removeAll(keepingCapacity: true)
             subscribed.removeAll(keepingCapacity: true)
         }
         if let catalog {
@@ -284,19 +286,21 @@ public enum EntitlementEngine {
                 for e in rule.entitlements { grantors[e, default: []].append(product) }
             }
             for (id, grantingProducts) in grantors {
+                let candidates = entitlements.count
                 for product in grantingProducts {
                     guard let rule = catalog[product] else { continue }
                     judge(id, product, rule, products.existingID(product))
                 }
-                decide(id)
+                decide(id, candidates: candidates)
             }
         } else {
             // Each product with a rule grants the entitlement named after it (a consumable grants
             // nothing); product names are distinct, so no two products share one.
             for p in products.names.indices {
                 guard let rule = ruleOfProduct[p], rule.type != .consumable else { continue }
+                let candidates = entitlements.count
                 judge(products.names[p], products.names[p], rule, p)
-                decide(products.names[p])
+                decide(products.names[p], candidates: candidates)
             }
         }
         entitlements.sort { $0.id < $1.id }
@@ -654,7 +658,7 @@ public enum EntitlementEngine {
     /// The candidate that wins: active beats inactive; among active: permanent ownership, then the
     /// highest tier (lowest level), then the latest expiry. Among inactive: the latest expiry.
     /// Ties: transaction id. (Fields read in place: a candidate copied retained every text.)
-    static func pick(_ candidates: [Entitlement]) -> Int? {
+    static func pick(_ candidates: ArraySlice<Entitlement>) -> Int? {
         candidates.indices.min { a, b in
             if candidates[a].active != candidates[b].active { return candidates[a].active }
             if candidates[a].active {

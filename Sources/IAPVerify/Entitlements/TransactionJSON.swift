@@ -36,11 +36,16 @@ enum TransactionJSON {
     }
 
     static func renewalInfos(_ v: JSONValue?, path: String) throws(FieldProblem) -> [RenewalInfo] {
+        var texts = RecentTexts()
+        return try renewalInfos(v, path: path, texts: &texts)
+    }
+
+    /// The same, sharing repeated texts (product ids) with what was read before (`texts`).
+    static func renewalInfos(_ v: JSONValue?, path: String, texts: inout RecentTexts) throws(FieldProblem) -> [RenewalInfo] {
         guard let v, !v.isNull else { return [] }
         guard let items = v.elements else { throw FieldProblem(message: "\(path) must be an array, got \(v.typeName)") }
         var out: [RenewalInfo] = []
         out.reserveCapacity(items.countHint)
-        var texts = RecentTexts()
         for (i, item) in items.enumerated() { out.append(try renewalInfo(item, path: path, index: i, texts: &texts)) }
         return out
     }

@@ -180,6 +180,8 @@ struct ResponseChecker: Checker {
             report.receipt = receipt
 
             // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
+            // A product id repeated in transactions and renewal infos: one String for all.
+            var texts = RecentTexts()
             if ios6 {
                 var union = TransactionUnion.ByID()
                 union.add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
@@ -188,9 +190,11 @@ struct ResponseChecker: Checker {
                 report.transactions = union.transactions
             } else {
                 report.transactions = try TransactionUnion.of([(receiptValue[literal: "in_app"], "receipt.in_app"),
-                                                               (root[literal: "latest_receipt_info"], "latest_receipt_info")])
+                                                               (root[literal: "latest_receipt_info"], "latest_receipt_info")],
+                                                              texts: &texts)
             }
-            report.renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info")
+            report.renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info",
+                                                               texts: &texts)
             if ios6, let chain = report.transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.
                 let top = try FieldReader(root, path: "response", .tolerant)

@@ -8,7 +8,13 @@ enum TransactionUnion {
     /// The union of `lists` (each absent, null or an array of transaction objects), read in order.
     /// Fails with the first problem in that order, as reading every record in turn would.
     static func of(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
-        if let plan = Plan(lists) { return try plan.read(lists) }
+        var texts = RecentTexts()
+        return try of(lists, texts: &texts)
+    }
+
+    /// The same, sharing repeated texts (product ids) with what is read afterwards (`texts`).
+    static func of(_ lists: [(value: JSONValue?, path: String)], texts: inout RecentTexts) throws(FieldProblem) -> [Transaction] {
+        if let plan = Plan(lists) { return try plan.read(lists, texts: &texts) }
         return try readingEvery(lists)
     }
 
@@ -122,12 +128,11 @@ enum TransactionUnion {
 
         /// Reads each union position's last record and checks every other one, in reading order.
         /// Each position is built once, in place.
-        func read(_ lists: [(value: JSONValue?, path: String)]) throws(FieldProblem) -> [Transaction] {
+        func read(_ lists: [(value: JSONValue?, path: String)], texts: inout RecentTexts) throws(FieldProblem) -> [Transaction] {
             var failure: FieldProblem?
             let union = [Transaction](unsafeUninitializedCapacity: last.count) { buffer, initialized in
                 // One record checked at a time, every replaced record into the same scratch model.
                 var scratch = TransactionRecord.scratch
-                var texts = RecentTexts()   // a product id repeated in every record: one String
                 for (k, r) in records.enumerated() {
                     let p = Int(r.position)
                     do throws(FieldProblem) {
