@@ -450,7 +450,11 @@ public enum EntitlementEngine {
         // one of its purchases expires (one list: a list of flags beside it was an allocation).
         // The entitlement each grants is named after the product (`evaluate`), so the rules
         // name none.
-        var rules = [ProductRule?](repeating: ProductRule(type: .nonConsumable), count: products.names.count)
+        // Appended, not `Array(repeating:count:)`, which looked up the array's type metadata
+        // at run time on every call.
+        var rules: [ProductRule?] = []
+        rules.reserveCapacity(products.names.count)
+        for _ in products.names.indices { rules.append(ProductRule(type: .nonConsumable)) }
         for i in transactions.indices where transactions[i].expiresDateMs != nil {
             rules[keys[i].product] = ProductRule(type: .autoRenewable)
         }

@@ -32,12 +32,16 @@ public struct ResponseReport: Sendable {
     public var retryAfterMs: Int64?
     public var environment: ReceiptEnvironment?
     public var receipt: ResponseReceipt?
-    public var transactions: [Transaction] = []
-    public var renewals: [RenewalInfo] = []
+    public var transactions: [Transaction]
+    public var renewals: [RenewalInfo]
     /// Filled only for an accepted, valid body.
     public var entitlements: EntitlementReport?
     /// Old spellings the options used, each with what to write instead.
-    public var deprecations: [String] = []
+    public var deprecations: [String]
+
+    // Every init sets every field once, with no defaults: an init that stored defaults and then
+    // overwrote them kept `self` in memory and copied it out (every list and text retained and
+    // released).
 
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
@@ -45,25 +49,39 @@ public struct ResponseReport: Sendable {
     public var trusted: Bool { isValid }
 
     init(_ verdict: Verdict, _ reason: String, status: Int64?, action: NextAction, deprecations: [String] = []) {
-        judgement = Judgement(verdict, reason)
+        self.init(judgement: Judgement(verdict, reason), status: status, action: action, retryAfterMs: nil, environment: nil,
+                  receipt: nil, transactions: [], renewals: [], entitlements: nil, deprecations: deprecations)
+    }
+
+    private init(judgement: Judgement, status: Int64?, action: NextAction, retryAfterMs: Int64?, environment: ReceiptEnvironment?,
+                 receipt: ResponseReceipt?, transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport?,
+                 deprecations: [String]) {
+        self.judgement = judgement
         self.status = status
         self.action = action
+        self.retryAfterMs = retryAfterMs
+        self.environment = environment
+        self.receipt = receipt
+        self.transactions = transactions
+        self.renewals = renewals
+        self.entitlements = entitlements
         self.deprecations = deprecations
     }
 
-    /// Undecided and rejecting: where an accepted body starts, so that a path that forgets to
-    /// decide grants nothing. Only `accept(_:)`, after every check, makes it valid.
+    /// Undecided and rejecting: a report nobody decided grants nothing. Only
+    /// `init(acceptedAfterChecks:...)`, after every check of a body, makes one valid.
     init(undecidedStatus status: Int64, deprecations: [String] = []) {
-        judgement = .undecided
-        self.status = status
-        action = .reject
-        self.deprecations = deprecations
+        self.init(judgement: .undecided, status: status, action: .reject, retryAfterMs: nil, environment: nil,
+                  receipt: nil, transactions: [], renewals: [], entitlements: nil, deprecations: deprecations)
     }
 
-    /// The explicit pass, once every check of the body has passed.
-    mutating func accept(_ reason: String) {
-        judgement = Judgement(.valid, reason)
-        action = .accept
+    /// The explicit pass: made only at the end of an accepted body, once every check of it has
+    /// passed (the one place a /verifyReceipt report becomes valid).
+    init(acceptedAfterChecks reason: String, status: Int64, environment: ReceiptEnvironment, receipt: ResponseReceipt,
+         transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport, deprecations: [String]) {
+        self.init(judgement: Judgement(.valid, reason), status: status, action: .accept, retryAfterMs: nil, environment: environment,
+                  receipt: receipt, transactions: transactions, renewals: renewals, entitlements: entitlements,
+                  deprecations: deprecations)
     }
 }
 
@@ -159,26 +177,15 @@ struct ResponseChecker: Checker {
         guard let receiptValue = root[literal: "receipt"], receiptValue.kind == .object else {
             return reject(.malformed, "status \(status) without a receipt object grants nothing")
         }
-        var report = ResponseReport(undecidedStatus: status, deprecations: options.deprecations)
+        // The body's parts as locals, and the report made once at the end, valid only there, after
+        // every check (a report changed in place and returned was copied on its way out: every
+        // list and text retained and released). Every other path returns a rejection.
+        let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
+        let receipt: ResponseReceipt
+        let transactions: [Transaction]
+        var renewals: [RenewalInfo]
         do {
-            let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
-            let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
-            var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
-            receipt.receiptType = try f.string("receipt_type")
-            receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
-            receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
-            receipt.originalAppVersion = try f.string("original_application_version")
-            receipt.creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
-            receipt.requestDateMs = try f.date("request_date", ms: "request_date_ms")
-            receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
-            receipt.expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
-            receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
-            receipt.downloadID = try f.string("download_id")
-            receipt.versionExternalIdentifier = try f.string("version_external_identifier")
-            // Only its presence matters: the base64 copy of the receipt is never decoded here.
-            receipt.latestReceiptPresent = (root[literal: "latest_receipt"]?.utf8?.count ?? 0) > 0
-            report.receipt = receipt
-
+            receipt = try Self.receipt(receiptValue, root: root, ios6: ios6)
             // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
             // A product id repeated in transactions and renewal infos: one String for all.
             var texts = RecentTexts()
@@ -187,15 +194,15 @@ struct ResponseChecker: Checker {
                 union.add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
                 union.add(try TransactionJSON.transactions(root[literal: "latest_receipt_info"], path: "latest_receipt_info"))
                 union.add(try TransactionJSON.transactions(root[literal: "latest_expired_receipt_info"], path: "latest_expired_receipt_info"))
-                report.transactions = union.transactions
+                transactions = union.transactions
             } else {
-                report.transactions = try TransactionUnion.of([(receiptValue[literal: "in_app"], "receipt.in_app"),
-                                                               (root[literal: "latest_receipt_info"], "latest_receipt_info")],
-                                                              texts: &texts)
+                transactions = try TransactionUnion.of([(receiptValue[literal: "in_app"], "receipt.in_app"),
+                                                        (root[literal: "latest_receipt_info"], "latest_receipt_info")],
+                                                       texts: &texts)
             }
-            report.renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info",
-                                                               texts: &texts)
-            if ios6, let chain = report.transactions.last?.chainID {
+            renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info",
+                                                        texts: &texts)
+            if ios6, let chain = transactions.last?.chainID {
                 // iOS 6 bodies carry the renewal state at the top level.
                 let top = try FieldReader(root, path: "response", .tolerant)
                 var r = RenewalInfo(originalTransactionID: chain)
@@ -204,43 +211,63 @@ struct ResponseChecker: Checker {
                 r.expirationIntent = try top.int("expiration_intent")
                 r.isInBillingRetryPeriod = try top.bool("is_in_billing_retry_period")
                 if r.autoRenewStatus != nil || r.expirationIntent != nil || r.isInBillingRetryPeriod != nil {
-                    report.renewals.append(r)
+                    renewals.append(r)
                 }
             }
         } catch {
             return reject(.malformed, error.message)
         }
-        report.renewals += options.host.renewalInfo
+        renewals += options.host.renewalInfo
 
         // The same policy checks, in the same order, as a receipt and a JWS: environment, then bundle.
         let environment: ReceiptEnvironment?
         if let env = root[literal: "environment"]?.string {
             environment = ReceiptEnvironment(appleName: env)
-        } else if let type = report.receipt?.receiptType {
+        } else if let type = receipt.receiptType {
             environment = ReceiptEnvironment(appleName: type)
         } else {
             environment = endpoint == .sandbox ? .sandbox : .production
         }
-        report.environment = environment
         let environmentOutcome = environment.map { config.checkEnvironment($0, what: "response") }
             ?? .failed(.environmentRejected, "the response is from an unknown environment, which no config accepts")
         guard let env = environment, environmentOutcome == .ok else {
             var r = environmentOutcome.rejection(reject)
             r.environment = environment
-            r.receipt = report.receipt
+            r.receipt = receipt
             return r
         }
-        let bundle = report.receipt?.bundleID
+        let bundle = receipt.bundleID
         if case .failed(let verdict, let why) = config.checkBundle(bundle, what: "response") {
             var r = reject(verdict, why)
             r.environment = environment
-            r.receipt = report.receipt
+            r.receipt = receipt
             return r
         }
-        report.entitlements = entitlements(report.transactions, renewals: report.renewals, host: options.host, nowMs: nowMs)
-        report.accept(status == 21006
-            ? "Apple answered 21006: the receipt is valid and its subscription has expired"
-            : Self.acceptedReason(bundle ?? "any app", env))
-        return report
+        let grants = entitlements(transactions, renewals: renewals, host: options.host, nowMs: nowMs)
+        return ResponseReport(acceptedAfterChecks: status == 21006
+                                  ? "Apple answered 21006: the receipt is valid and its subscription has expired"
+                                  : Self.acceptedReason(bundle ?? "any app", env),
+                              status: status, environment: env, receipt: receipt, transactions: transactions,
+                              renewals: renewals, entitlements: grants, deprecations: options.deprecations)
+    }
+
+    /// The receipt object's own fields (`receipt`, or an iOS 6 body's top-level receipt).
+    private static func receipt(_ receiptValue: JSONValue, root: JSONValue, ios6: Bool) throws(FieldProblem) -> ResponseReceipt {
+        let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
+        var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
+        receipt.receiptType = try f.string("receipt_type")
+        receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
+        receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
+        receipt.originalAppVersion = try f.string("original_application_version")
+        receipt.creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
+        receipt.requestDateMs = try f.date("request_date", ms: "request_date_ms")
+        receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
+        receipt.expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
+        receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
+        receipt.downloadID = try f.string("download_id")
+        receipt.versionExternalIdentifier = try f.string("version_external_identifier")
+        // Only its presence matters: the base64 copy of the receipt is never decoded here.
+        receipt.latestReceiptPresent = (root[literal: "latest_receipt"]?.utf8?.count ?? 0) > 0
+        return receipt
     }
 }
