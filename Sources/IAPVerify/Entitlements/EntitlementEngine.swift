@@ -121,15 +121,20 @@ public struct CatalogConflict: Sendable, Equatable {
 }
 
 public struct EntitlementReport: Sendable {
-    public var entitlements: [Entitlement] = []
-    public var purchases: [PurchaseRecord] = []
-    public var unknownProducts: [String] = []
-    public var catalogConflicts: [CatalogConflict] = []
+    // No field has a default value: an init that stores defaults and then the real values kept
+    // `self` in memory and copied it on the way out (every list retained and released).
+    public var entitlements: [Entitlement]
+    public var purchases: [PurchaseRecord]
+    public var unknownProducts: [String]
+    public var catalogConflicts: [CatalogConflict]
     /// Group → still eligible for an introductory offer, sorted by group.
-    public var introEligible: [(group: String, eligible: Bool)] = []
-    public var delivery = DeliveryPlan()
+    public var introEligible: [(group: String, eligible: Bool)]
+    public var delivery: DeliveryPlan
 
-    public init() {}
+    public init() {
+        self.init(entitlements: [], purchases: [], unknownProducts: [], catalogConflicts: [], introEligible: [],
+                  delivery: DeliveryPlan())
+    }
 
     init(entitlements: [Entitlement], purchases: [PurchaseRecord], unknownProducts: [String], catalogConflicts: [CatalogConflict],
          introEligible: [(group: String, eligible: Bool)], delivery: DeliveryPlan) {

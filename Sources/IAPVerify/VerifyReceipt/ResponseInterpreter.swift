@@ -31,15 +31,16 @@ public struct ResponseReport: Sendable {
     public var action: NextAction
     public var retryAfterMs: Int64?
     public var environment: ReceiptEnvironment?
-    public var receipt: ResponseReceipt?
+    public var receipt: Optional<ResponseReceipt>
     public var transactions: [Transaction]
     public var renewals: [RenewalInfo]
     /// Filled only for an accepted, valid body.
-    public var entitlements: EntitlementReport?
+    public var entitlements: Optional<EntitlementReport>
     /// Old spellings the options used, each with what to write instead.
     public var deprecations: [String]
 
-    // Every init sets every field once, with no defaults: an init that stored defaults and then
+    // Every init sets every field once, and no field has a default value (`Optional<T>` is
+    // spelled out because `T?` would default to nil): an init that stored defaults and then
     // overwrote them kept `self` in memory and copied it out (every list and text retained and
     // released).
 
@@ -254,20 +255,24 @@ struct ResponseChecker: Checker {
     /// The receipt object's own fields (`receipt`, or an iOS 6 body's top-level receipt).
     private static func receipt(_ receiptValue: JSONValue, root: JSONValue, ios6: Bool) throws(FieldProblem) -> ResponseReceipt {
         let f = try FieldReader(receiptValue, path: "receipt", .tolerant)   // an unsigned Apple body
-        var receipt = ResponseReceipt(style: ios6 ? .ios6 : .ios7)
-        receipt.receiptType = try f.string("receipt_type")
-        receipt.bundleID = try f.string(ios6 ? "bid" : "bundle_id")
-        receipt.appVersion = try f.string(ios6 ? "bvrs" : "application_version")
-        receipt.originalAppVersion = try f.string("original_application_version")
-        receipt.creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
-        receipt.requestDateMs = try f.date("request_date", ms: "request_date_ms")
-        receipt.originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
-        receipt.expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
-        receipt.appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
-        receipt.downloadID = try f.string("download_id")
-        receipt.versionExternalIdentifier = try f.string("version_external_identifier")
-        // Only its presence matters: the base64 copy of the receipt is never decoded here.
-        receipt.latestReceiptPresent = (root[literal: "latest_receipt"]?.utf8?.count ?? 0) > 0
-        return receipt
+        // Each field read into a local and the receipt made once (one made empty and then filled
+        // in was copied on its way out: every text retained and released).
+        let receiptType = try f.string("receipt_type")
+        let bundleID = try f.string(ios6 ? "bid" : "bundle_id")
+        let appVersion = try f.string(ios6 ? "bvrs" : "application_version")
+        let originalAppVersion = try f.string("original_application_version")
+        let creationDateMs = try f.date("receipt_creation_date", ms: "receipt_creation_date_ms")
+        let requestDateMs = try f.date("request_date", ms: "request_date_ms")
+        let originalPurchaseDateMs = ios6 ? nil : try f.date("original_purchase_date", ms: "original_purchase_date_ms")
+        let expirationDateMs = try f.date("expiration_date", ms: "expiration_date_ms")
+        let appItemID = try f.string(ios6 ? "item_id" : "app_item_id")
+        let downloadID = try f.string("download_id")
+        let versionExternalIdentifier = try f.string("version_external_identifier")
+        return ResponseReceipt(style: ios6 ? .ios6 : .ios7, receiptType: receiptType, bundleID: bundleID, appVersion: appVersion,
+                               originalAppVersion: originalAppVersion, creationDateMs: creationDateMs, requestDateMs: requestDateMs,
+                               originalPurchaseDateMs: originalPurchaseDateMs, expirationDateMs: expirationDateMs,
+                               appItemID: appItemID, downloadID: downloadID, versionExternalIdentifier: versionExternalIdentifier,
+                               // Only its presence matters: the base64 copy of the receipt is never decoded here.
+                               latestReceiptPresent: (root[literal: "latest_receipt"]?.utf8?.count ?? 0) > 0)
     }
 }
