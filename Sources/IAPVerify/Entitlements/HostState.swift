@@ -4,11 +4,13 @@
 /// What the host tells a call about its own records: every entry point passes it to the engine.
 public struct HostState: Sendable {
     /// Transactions the host already delivered (options `delivered_transaction_ids`).
-    public var deliveredTransactionIDs: [String] = []
+    public var deliveredTransactionIDs: [String]
     /// Orders the host waits to see paid (options `orders`).
-    public var orders: [PendingOrder] = []
+    public var orders: [PendingOrder]
     /// Renewal infos the host keeps for these subscriptions (options `renewal_info`).
-    public var renewalInfo: [RenewalInfo] = []
+    public var renewalInfo: [RenewalInfo]
+    // (No default values on the fields: the init's defaults are its arguments'. Fields with
+    // defaults were stored twice and `self` copied on its way out.)
 
     public init(deliveredTransactionIDs: [String] = [], orders: [PendingOrder] = [], renewalInfo: [RenewalInfo] = []) {
         self.deliveredTransactionIDs = deliveredTransactionIDs

@@ -191,8 +191,7 @@ extension ReceiptOptions: EntryOptions {
 extension ResponseOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .response }
     public init(_ v: OptionValues) {
-        self.init()
-        (environment, attempt, host, deprecations) = (v.environment ?? .production, v.attempt ?? 1, v.host, v.deprecations)
+        self.init(environment: v.environment ?? .production, attempt: v.attempt ?? 1, host: v.host, deprecations: v.deprecations)
     }
 }
 

@@ -1,13 +1,22 @@
 // What a /verifyReceipt answer comes with (options JSON: environment, attempt and the host's state).
 
 public struct ResponseOptions: Sendable {
+    // No field has a default value: an init that stored defaults and then the real values
+    // copied `self` on its way out (every list retained and released), on every call.
     /// The /verifyReceipt host that answered; Production when not said.
-    public var environment: ServerEnvironment = .production
+    public var environment: ServerEnvironment
     /// How many times this receipt has been sent, counting this answer.
-    public var attempt: Int64 = 1
-    public var host = HostState()
+    public var attempt: Int64
+    public var host: HostState
     /// Old spellings the options used, each with what to write instead (printed in the result).
-    public var deprecations: [String] = []
+    public var deprecations: [String]
 
-    public init() {}
+    public init() { self.init(environment: .production, attempt: 1, host: HostState(), deprecations: []) }
+
+    init(environment: ServerEnvironment, attempt: Int64, host: HostState, deprecations: [String]) {
+        self.environment = environment
+        self.attempt = attempt
+        self.host = host
+        self.deprecations = deprecations
+    }
 }

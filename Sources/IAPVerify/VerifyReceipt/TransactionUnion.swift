@@ -127,32 +127,35 @@ enum TransactionUnion {
         }
 
         /// Reads each union position's last record and checks every other one, in reading order.
-        /// Each position is built once, in place.
+        /// Each position is built once, appended in the order its last record comes (an array
+        /// made uninitialized and filled by position looked up its type at run time on every
+        /// call), then moved to its place when that order is not already the positions' order.
         func read(_ lists: [(value: JSONValue?, path: String)], texts: inout RecentTexts) throws(FieldProblem) -> [Transaction] {
-            var failure: FieldProblem?
-            let union = [Transaction](unsafeUninitializedCapacity: last.count) { buffer, initialized in
-                // One record checked at a time, every replaced record into the same scratch model.
-                var scratch = TransactionRecord.scratch
-                for (k, r) in records.enumerated() {
-                    let p = Int(r.position)
-                    do throws(FieldProblem) {
-                        if Int(last[p]) == k {
-                            (buffer.baseAddress! + p).initialize(to: try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path,
-                                                                                                  index: Int(r.index), texts: &texts))
-                        } else {
-                            try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
-                        }
-                    } catch {
-                        // The positions built so far: those whose last record came before this one.
-                        for q in 0..<last.count where Int(last[q]) < k { (buffer.baseAddress! + q).deinitialize(count: 1) }
-                        failure = error
-                        initialized = 0
-                        return
+            var union: [Transaction] = []
+            union.reserveCapacity(last.count)
+            var inOrder = true
+            // One record checked at a time, every replaced record into the same scratch model.
+            var scratch = TransactionRecord.scratch
+            for (k, r) in records.enumerated() {
+                let p = Int(r.position)
+                if Int(last[p]) == k {
+                    inOrder = inOrder && p == union.count
+                    union.append(try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), texts: &texts))
+                } else {
+                    try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
+                }
+            }
+            if !inOrder {
+                // `target[j]`: the position of the j-th record built (positions by their last record).
+                var target = Array(0..<last.count).sorted { last[$0] < last[$1] }
+                for i in target.indices {
+                    while target[i] != i {
+                        let t = target[i]
+                        union.swapAt(i, t)
+                        target.swapAt(i, t)
                     }
                 }
-                initialized = last.count
             }
-            if let failure { throw failure }
             return union
         }
     }
