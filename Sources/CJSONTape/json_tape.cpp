@@ -148,9 +148,9 @@ const char *strictness_problem(const simdjson::dom::document &doc, bool may_hold
 
 }  // namespace
 
-struct json_tape {
-    parser *owner;
-};
+// A json_tape is the parser holding it: no object of its own (a second allocation per parse).
+static json_tape *as_tape(parser *p) { return reinterpret_cast<json_tape *>(p); }
+static parser *as_parser(const json_tape *doc) { return reinterpret_cast<parser *>(const_cast<json_tape *>(doc)); }
 
 extern "C" json_tape *json_tape_parse(const void *bytes, size_t length, const char **error) {
     *error = nullptr;
@@ -172,20 +172,15 @@ extern "C" json_tape *json_tape_parse(const void *bytes, size_t length, const ch
         give_back(p);
         return nullptr;
     }
-    json_tape *doc = new (std::nothrow) json_tape{p};
-    if (doc == nullptr) {
-        *error = "out of memory";
-        give_back(p);
-    }
-    return doc;
+    return as_tape(p);
 }
 
 extern "C" json_tape_view json_tape_get_view(const json_tape *doc) {
-    return json_tape_view{doc->owner->doc.tape.get(), doc->owner->doc.string_buf.get()};
+    const parser *p = as_parser(doc);
+    return json_tape_view{p->doc.tape.get(), p->doc.string_buf.get()};
 }
 
 extern "C" void json_tape_free(json_tape *doc) {
     if (doc == nullptr) return;
-    give_back(doc->owner);
-    delete doc;
+    give_back(as_parser(doc));
 }

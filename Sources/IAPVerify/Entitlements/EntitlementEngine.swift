@@ -171,7 +171,7 @@ public enum EntitlementEngine {
                                      chain: chains.id(transactions[i].chain), type: nil))
         }
         // Each product's rule, by product number: the catalog's, or the one its purchases imply.
-        let ruleOfProduct: [ProductRule?] = catalog.map { c in products.names.map { c[$0] } }
+        let ruleOfProduct: [RuleFacts?] = catalog.map { c in products.names.map { c[$0].map(RuleFacts.init) } }
             ?? inferredRules(transactions, keys, products)
         // Each purchase's product type (a rule copied per purchase retained its texts).
         for i in keys.indices { keys[i].type = ruleOfProduct[keys[i].product]?.type }
@@ -237,15 +237,16 @@ public enum EntitlementEngine {
         // their own was one more allocation).
         var entitlements: [Entitlement] = []
         var subscribed: [Int] = []   // the auto-renewable purchases, judged by chain in `decide`
-        func judge(_ id: String, _ product: String, _ rule: ProductRule, _ p: Int?) {
+        // By the rule's type and duration: a rule passed whole was copied (its texts retained).
+        func judge(_ id: String, _ product: String, _ type: ProductType, _ durationMs: Int64?, _ p: Int?) {
             guard let p else { return }   // a catalog product nobody bought
-            switch rule.type {
+            switch type {
             case .autoRenewable:
                 subscribed.append(contentsOf: purchases(of: p))
             case .nonConsumable:
-                if let c = nonConsumable(id, product, rule, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
+                if let c = nonConsumable(id, product, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
             case .nonRenewing:
-                if let c = nonRenewing(id, product, rule, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
+                if let c = nonRenewing(id, product, durationMs, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
             case .consumable:
                 break
             }
@@ -294,7 +295,7 @@ public enum EntitlementEngine {
                 let candidates = entitlements.count
                 for product in grantingProducts {
                     guard let rule = catalog[product] else { continue }
-                    judge(id, product, rule, products.existingID(product))
+                    judge(id, product, rule.type, rule.durationMs, products.existingID(product))
                 }
                 decide(id, candidates: candidates)
             }
@@ -302,16 +303,16 @@ public enum EntitlementEngine {
             // Each product with a rule grants the entitlement named after it (a consumable grants
             // nothing); product names are distinct, so no two products share one.
             for p in products.names.indices {
-                guard let rule = ruleOfProduct[p], rule.type != .consumable else { continue }
+                guard let type = ruleOfProduct[p]?.type, type != .consumable else { continue }
                 let candidates = entitlements.count
-                judge(products.names[p], products.names[p], rule, p)
+                judge(products.names[p], products.names[p], type, ruleOfProduct[p]?.durationMs, p)
                 decide(products.names[p], candidates: candidates)
             }
         }
         entitlements.sort { $0.id < $1.id }
         return EntitlementReport(entitlements: entitlements, purchases: purchaseRecords, unknownProducts: unknownProducts,
                                  catalogConflicts: conflicts,
-                                 introEligible: introEligibility(transactions, keys, ruleOfProduct, catalog: catalog),
+                                 introEligible: introEligibility(transactions, keys, products, catalog: catalog),
                                  delivery: DeliveryPlanner.plan(transactions, keys, nowMs: nowMs, delivered: delivered, orders: orders))
     }
 
@@ -450,22 +451,20 @@ public enum EntitlementEngine {
     /// auto-renewable when any of its purchases has an expiry, else non-consumable. A
     /// non-renewing subscription needs the catalog's `duration_ms`, so without one it grants
     /// nothing.
-    private static func inferredRules(_ transactions: [Transaction], _ keys: [PurchaseKeys], _ products: InternTable) -> [ProductRule?] {
+    private static func inferredRules(_ transactions: [Transaction], _ keys: [PurchaseKeys], _ products: InternTable) -> [RuleFacts?] {
         // Every product first as a purchase without expiry implies, then auto-renewable where
         // one of its purchases expires (one list: a list of flags beside it was an allocation).
-        // The entitlement each grants is named after the product (`evaluate`), so the rules
-        // name none.
-        // Appended, not `Array(repeating:count:)`, which looked up the array's type metadata
-        // at run time on every call.
-        var rules: [ProductRule?] = []
+        // The entitlement each grants is named after the product (`evaluate`). Appended, not
+        // `Array(repeating:count:)`, which looked up the array's type metadata on every call.
+        var rules: [RuleFacts?] = []
         rules.reserveCapacity(products.names.count)
-        for _ in products.names.indices { rules.append(ProductRule(type: .nonConsumable)) }
+        for _ in products.names.indices { rules.append(RuleFacts(type: .nonConsumable)) }
         for i in transactions.indices where transactions[i].expiresDateMs != nil {
-            rules[keys[i].product] = ProductRule(type: .autoRenewable)
+            rules[keys[i].product] = RuleFacts(type: .autoRenewable)
         }
         // What Apple signed wins over what the dates imply.
         for (p, apple) in signedTypes(transactions, keys, products) {
-            rules[p] = apple.map { ProductRule(type: $0) }   // ambiguous or unknown: no rule, grants nothing
+            rules[p] = apple.map { RuleFacts(type: $0) }   // ambiguous or unknown: no rule, grants nothing
         }
         return rules
     }
@@ -489,7 +488,7 @@ public enum EntitlementEngine {
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
     private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: ArraySlice<Int>,
-                                          _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ keys: [PurchaseKeys], _ ruleOfProduct: [ProductRule?],
+                                          _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ keys: [PurchaseKeys], _ ruleOfProduct: [RuleFacts?],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         // The chain's renewal info read in place (passed as a value it was copied, every text
         // retained and released): only the fields the rules use.
@@ -610,7 +609,7 @@ public enum EntitlementEngine {
                     revocationType: t.isRevoked(at: Int64.max) ? t.revocationType : nil)
     }
 
-    private static func nonConsumable(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
+    private static func nonConsumable(_ id: String, _ product: String, _ all: [Transaction],
                                       _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
         let byPurchase = { (a: Int, b: Int) in purchaseOrder(all[a], all[b]) }
         let owned = indices.filter { !all[$0].isRevoked(at: now) && (all[$0].purchaseDateMs ?? Int64.min) <= now }
@@ -626,9 +625,9 @@ public enum EntitlementEngine {
         return nil
     }
 
-    private static func nonRenewing(_ id: String, _ product: String, _ rule: ProductRule, _ all: [Transaction],
+    private static func nonRenewing(_ id: String, _ product: String, _ durationMs: Int64?, _ all: [Transaction],
                                     _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
-        guard let duration = rule.durationMs else { return nil }
+        guard let duration = durationMs else { return nil }
         let txns = indices.map { all[$0] }  // a window product has few purchases
         func end(_ t: Transaction) -> Int64? {
             guard let p = t.purchaseDateMs else { return nil }
@@ -684,7 +683,7 @@ public enum EntitlementEngine {
 
     // MARK: - Introductory offers
 
-    private static func introEligibility(_ txns: [Transaction], _ keys: [PurchaseKeys], _ ruleOfProduct: [ProductRule?],
+    private static func introEligibility(_ txns: [Transaction], _ keys: [PurchaseKeys], _ products: InternTable,
                                          catalog: [String: ProductRule]?) -> [(group: String, eligible: Bool)] {
         var groups: [String: Bool] = [:]
         if let catalog {
@@ -694,7 +693,7 @@ public enum EntitlementEngine {
         }
         // By index: a purchase read in place, not copied (a copy retains every text field).
         for i in txns.indices {
-            let group = catalog != nil ? ruleOfProduct[keys[i].product]?.group : txns[i].subscriptionGroupIdentifier
+            let group = catalog.map { $0[products.names[keys[i].product]]?.group } ?? txns[i].subscriptionGroupIdentifier
             guard let g = group else { continue }
             if groups[g] == nil { groups[g] = true }
             if txns[i].isTrialPeriod || txns[i].isInIntroOfferPeriod { groups[g] = false }
@@ -706,6 +705,17 @@ public enum EntitlementEngine {
 /// Small integer ids for strings, given in order of first sight.
 /// What the engine knows of a purchase by number: its product's and its chain's (InternTable,
 /// IDInternTable) and its product's type (nil when no rule types it).
+/// What the engine reads of a product's rule, all plain values (a ProductRule read out of an
+/// array was copied, its texts retained and released, at every use).
+struct RuleFacts {
+    var type: ProductType
+    var level: Int64? = nil
+    var durationMs: Int64? = nil
+
+    init(type: ProductType) { self.type = type }
+    init(_ rule: ProductRule) { (type, level, durationMs) = (rule.type, rule.level, rule.durationMs) }
+}
+
 struct PurchaseKeys {
     var product: Int
     var chain: Int
