@@ -96,14 +96,28 @@ struct ResponseChecker: Checker {
     let context: CheckContext
 
     /// "Apple accepted the receipt (status 0) for <bundle> in <environment>", in one allocation
-    /// (interpolated, it was made and then grown).
+    /// with its bytes copied in (interpolated, it was made and then grown; appended, each part
+    /// went through String's append).
     private static func acceptedReason(_ bundle: String, _ environment: ReceiptEnvironment) -> String {
-        var reason = "Apple accepted the receipt (status 0) for "
-        reason.reserveCapacity(reason.utf8.count + bundle.utf8.count + 4 + environment.rawValue.utf8.count)
-        reason += bundle
-        reason += " in "
-        reason += environment.rawValue
-        return reason
+        let head: StaticString = "Apple accepted the receipt (status 0) for ", middle: StaticString = " in "
+        var bundle = bundle, env = environment.rawValue
+        return bundle.withUTF8 { b in
+            env.withUTF8 { e in
+                let n = head.utf8CodeUnitCount + b.count + middle.utf8CodeUnitCount + e.count
+                return String(unsafeUninitializedCapacity: n) { out in
+                    var at = out.baseAddress!
+                    func put(_ from: UnsafePointer<UInt8>?, _ count: Int) {
+                        if let from, count > 0 { at.initialize(from: from, count: count) }
+                        at += count
+                    }
+                    put(head.utf8Start, head.utf8CodeUnitCount)
+                    put(b.baseAddress, b.count)
+                    put(middle.utf8Start, middle.utf8CodeUnitCount)
+                    put(e.baseAddress, e.count)
+                    return n
+                }
+            }
+        }
     }
 
     func interpret(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) throws(IAPVFailure) -> ResponseReport {
