@@ -5,20 +5,6 @@
 import Glibc
 #endif
 
-/// Owns the writer's heap block, so that a writer can stay a plain struct (its cursor and
-/// capacity are struct fields: no reference counting or exclusivity checks per byte written).
-/// The block comes from malloc, so a finished document can be handed to C without a copy.
-private final class WriterStorage {
-    var base: UnsafeMutablePointer<UInt8>?
-    init(capacity: Int) { base = WriterStorage.allocate(capacity) }
-    deinit { free(base) }
-
-    static func allocate(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        guard let p = malloc(n) else { fatalError("out of memory for \(n) bytes of result JSON") }
-        return p.assumingMemoryBound(to: UInt8.self)
-    }
-}
-
 /// A finished JSON document in one malloc'd, NUL-terminated block (the terminator is not
 /// counted). The C boundary takes the block as it is: a large result is never copied.
 package final class JSONText {
@@ -43,9 +29,10 @@ package final class JSONText {
 }
 
 /// An append-only JSON emitter into one growing buffer. Callers write keys and values in order;
-/// commas are automatic. A writer is not meant to be copied: copies share one buffer.
-struct JSONWriter {
-    private let storage: WriterStorage
+/// commas are automatic. Not copyable: the writer owns its block (malloc'd, so that a finished
+/// document goes to C without a copy) and frees it unless `finish` hands it on; its cursor and
+/// capacity are plain fields (no object to allocate, no reference counting per byte written).
+struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var count = 0
     private var capacity: Int
@@ -54,19 +41,22 @@ struct JSONWriter {
 
     init(capacity: Int = 1024) {
         self.capacity = max(capacity, 64)
-        storage = WriterStorage(capacity: self.capacity)
-        base = storage.base!
+        guard let p = malloc(self.capacity) else { fatalError("out of memory for \(self.capacity) bytes of result JSON") }
+        base = p.assumingMemoryBound(to: UInt8.self)
     }
+
+    deinit { free(base) }
 
     /// The JSON written so far.
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// The document, handed over without a copy. The writer must not be used afterwards.
-    mutating func finish() -> JSONText {
+    consuming func finish() -> JSONText {
         put(0)
         count -= 1
-        storage.base = nil
-        return JSONText(base: base, count: count)
+        let text = JSONText(base: base, count: count)
+        discard self   // the block now belongs to the text
+        return text
     }
 
     /// Room for `n` more bytes: the buffer at least doubles, so appends stay amortised O(1).
@@ -78,7 +68,6 @@ struct JSONWriter {
         let newCapacity = max(capacity * 2, count + n)
         guard let bigger = realloc(base, newCapacity) else { fatalError("out of memory for \(newCapacity) bytes of result JSON") }
         base = bigger.assumingMemoryBound(to: UInt8.self)
-        storage.base = base
         capacity = newCapacity
     }
 
