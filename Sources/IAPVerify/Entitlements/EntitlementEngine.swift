@@ -207,10 +207,11 @@ public enum EntitlementEngine {
         let conflicts = catalog.map { catalogConflicts($0, transactions, keys, products) } ?? []
 
         // Each product's purchases, in purchase order: `purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]`
-        // (one list for all products; with one product, the purchases themselves).
-        var purchaseList: [Int] = Array(transactions.indices)
+        // (one list for all products; with one product, the purchases themselves, and no list).
+        var purchaseList: [Int] = []
         var purchaseStart: [Int] = []
         if products.names.count > 1 {
+            purchaseList = Array(transactions.indices)
             purchaseStart = [Int](repeating: 0, count: products.names.count + 1)
             for i in transactions.indices { purchaseStart[keys[i].product + 1] += 1 }
             for p in products.names.indices { purchaseStart[p + 1] += purchaseStart[p] }
@@ -220,8 +221,9 @@ public enum EntitlementEngine {
                 next[keys[i].product] += 1
             }
         }
-        func purchases(of p: Int) -> ArraySlice<Int> {
-            purchaseStart.isEmpty ? purchaseList[...] : purchaseList[purchaseStart[p]..<purchaseStart[p + 1]]
+        func purchases(of p: Int) -> PurchaseRun {
+            purchaseStart.isEmpty ? PurchaseRun(list: [], startIndex: 0, endIndex: transactions.count)
+                : PurchaseRun(list: purchaseList, startIndex: purchaseStart[p], endIndex: purchaseStart[p + 1])
         }
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
@@ -236,13 +238,22 @@ public enum EntitlementEngine {
         // `entitlements` itself, past the decided ones, and all but the winner dropped (a list of
         // their own was one more allocation).
         var entitlements: [Entitlement] = []
-        var subscribed: [Int] = []   // the auto-renewable purchases, judged by chain in `decide`
+        // The auto-renewable purchases, judged by chain in `decide`: the first granting product's
+        // run as it is, while it is the only one (most entitlements: no list made), else a list.
+        var subscribedRun: PurchaseRun? = nil
+        var subscribed: [Int] = []
         // By the rule's type and duration: a rule passed whole was copied (its texts retained).
         func judge(_ id: String, _ product: String, _ type: ProductType, _ durationMs: Int64?, _ p: Int?) {
             guard let p else { return }   // a catalog product nobody bought
             switch type {
             case .autoRenewable:
-                subscribed.append(contentsOf: purchases(of: p))
+                if subscribedRun == nil, subscribed.isEmpty {
+                    subscribedRun = purchases(of: p)
+                } else {
+                    if let first = subscribedRun { subscribed.append(contentsOf: first) }
+                    subscribedRun = nil
+                    subscribed.append(contentsOf: purchases(of: p))
+                }
             case .nonConsumable:
                 if let c = nonConsumable(id, product, transactions, purchases(of: p), nowMs) { entitlements.append(c) }
             case .nonRenewing:
@@ -251,8 +262,26 @@ public enum EntitlementEngine {
                 break
             }
         }
+        /// One chain's purchases `indices` judged as one subscription: its candidate, if any.
+        func judgeChain(_ id: String, _ chain: Int, _ indices: some Collection<Int>) {
+            let head = chainFacts[chain].head >= 0 ? transactions[chainFacts[chain].head].id : nil
+            if let c = subscriptionChain(id, chains.name(chain), transactions, indices,
+                                         renewals, chainFacts[chain].renewal, head, keys, ruleOfProduct, grace, nowMs) {
+                entitlements.append(c)
+            }
+        }
         /// - Parameter candidates: where this entitlement's candidates start in `entitlements`.
         func decide(_ id: String, candidates: Int) {
+            // One product's run, all of one chain (most subscriptions): judged as it is.
+            if let run = subscribedRun {
+                subscribedRun = nil
+                let chain = keys[run[run.startIndex]].chain
+                if run.allSatisfy({ keys[$0].chain == chain }) {
+                    judgeChain(id, chain, run)
+                } else {
+                    subscribed.append(contentsOf: run)
+                }
+            }
             // The subscribed purchases by chain (one candidate per chain): grouped in chain order
             // unless they all share one chain.
             if !subscribed.isEmpty {
@@ -265,11 +294,7 @@ public enum EntitlementEngine {
                     let chain = keys[subscribed[start]].chain
                     var end = start + 1
                     while end < subscribed.count, keys[subscribed[end]].chain == chain { end += 1 }
-                    let head = chainFacts[chain].head >= 0 ? transactions[chainFacts[chain].head].id : nil
-                    if let c = subscriptionChain(id, chains.name(chain), transactions, subscribed[start..<end],
-                                                 renewals, chainFacts[chain].renewal, head, keys, ruleOfProduct, grace, nowMs) {
-                        entitlements.append(c)
-                    }
+                    judgeChain(id, chain, subscribed[start..<end])
                     start = end
                 }
             }
@@ -487,7 +512,7 @@ public enum EntitlementEngine {
     // MARK: - Auto-renewable subscriptions (§7.1)
 
     /// - Parameter head: the chain's latest unrevoked transaction across all its products.
-    private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: ArraySlice<Int>,
+    private static func subscriptionChain(_ id: String, _ chainID: IDText, _ all: [Transaction], _ indices: some Collection<Int>,
                                           _ renewals: [RenewalInfo], _ r: Int, _ head: IDText?, _ keys: [PurchaseKeys], _ ruleOfProduct: [RuleFacts?],
                                           _ grace: GracePeriodPolicy, _ now: Int64) -> Entitlement? {
         // The chain's renewal info read in place (passed as a value it was copied, every text
@@ -610,7 +635,7 @@ public enum EntitlementEngine {
     }
 
     private static func nonConsumable(_ id: String, _ product: String, _ all: [Transaction],
-                                      _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
+                                      _ indices: PurchaseRun, _ now: Int64) -> Entitlement? {
         let byPurchase = { (a: Int, b: Int) in purchaseOrder(all[a], all[b]) }
         let owned = indices.filter { !all[$0].isRevoked(at: now) && (all[$0].purchaseDateMs ?? Int64.min) <= now }
         if let t = owned.max(by: byPurchase).map({ all[$0] }) {
@@ -626,7 +651,7 @@ public enum EntitlementEngine {
     }
 
     private static func nonRenewing(_ id: String, _ product: String, _ durationMs: Int64?, _ all: [Transaction],
-                                    _ indices: ArraySlice<Int>, _ now: Int64) -> Entitlement? {
+                                    _ indices: PurchaseRun, _ now: Int64) -> Entitlement? {
         guard let duration = durationMs else { return nil }
         let txns = indices.map { all[$0] }  // a window product has few purchases
         func end(_ t: Transaction) -> Int64? {
@@ -714,6 +739,16 @@ struct RuleFacts {
 
     init(type: ProductType) { self.type = type }
     init(_ rule: ProductRule) { (type, level, durationMs) = (rule.type, rule.level, rule.durationMs) }
+}
+
+/// One product's purchases by index, in purchase order: a run of `list`, or, with no list (one
+/// product), the indices themselves.
+struct PurchaseRun: RandomAccessCollection {
+    let list: [Int]
+    let startIndex: Int
+    let endIndex: Int
+
+    subscript(k: Int) -> Int { list.isEmpty ? k : list[k] }
 }
 
 struct PurchaseKeys {
