@@ -218,8 +218,9 @@ extension IDText: Equatable, Comparable {
     }
 
     /// The order of the UTF-8 bytes (a prefix first): String's order for NFC text, and a total
-    /// order on all text (see `transactionIDLess`). Ids equal by `==` but not byte for byte (a
-    /// Kelvin sign and a K) are told apart here, so de-duplication never relies on this order.
+    /// order on all text (String's `<` is not one: a Kelvin sign equals "K" by `==` yet sorts after
+    /// "K1" where "K" sorts before it). Ids equal by `==` but not byte for byte (a Kelvin sign and
+    /// a K) are told apart here, so de-duplication never relies on this order.
     static func < (a: IDText, b: IDText) -> Bool {
         if let x = a.inlineKey, let y = b.inlineKey {
             // Most significant byte first, the count last: the first differing byte decides, and

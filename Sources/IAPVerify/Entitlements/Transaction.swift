@@ -180,12 +180,3 @@ extension Transaction {
         return !((a.ownershipType ?? "") >= (b.ownershipType ?? ""))
     }
 }
-
-/// Orders transaction ids: runs of digits (Apple's) first, numerically; other text after them, by
-/// its UTF-8 bytes (a total order on all text; String's `<` is not one: the Kelvin sign equals "K"
-/// by `==` yet sorts after "K1" where "K" sorts before it). The rule itself:
-/// `IDText.idLess(utf8:_:)`.
-func transactionIDLess(_ a: String, _ b: String) -> Bool {
-    var a = a, b = b
-    return a.withUTF8 { x in b.withUTF8 { y in IDText.idLess(utf8: x, y) } }
-}

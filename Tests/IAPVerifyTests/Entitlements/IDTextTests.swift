@@ -32,7 +32,6 @@ final class IDTextTests: XCTestCase {
                     : digits(a) && a.utf8.count != b.utf8.count ? a.utf8.count < b.utf8.count
                     : a.utf8.lexicographicallyPrecedes(b.utf8)
                 XCTAssertEqual(IDText.idLess(IDText(a), IDText(b)), expected, "\(a.debugDescription) idLess \(b.debugDescription)")
-                XCTAssertEqual(transactionIDLess(a, b), expected, "\(a.debugDescription) transactionIDLess \(b.debugDescription)")
             }
         }
     }
