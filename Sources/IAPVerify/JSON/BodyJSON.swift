@@ -117,6 +117,39 @@ struct JSONValue {
     }
     var real: Double? { kind == .real ? json_tape_double(view, at) : nil }
 
+    /// True when `other` is the same JSON as this value: the same structure, every string the
+    /// same bytes (unescaped) and every number the same value on the tape, so that any reader
+    /// reads the two alike. Compared word by word, stopping at the first difference.
+    func sameJSON(as other: JSONValue) -> Bool {
+        let end = json_tape_after(view, at)
+        guard json_tape_after(other.view, other.at) &- other.at == end &- at else { return false }
+        let a = view.words!, b = other.view.words!
+        var i = Int(at), j = Int(other.at)
+        while i < Int(end) {
+            let x = a[i], y = b[j]
+            guard x >> 56 == y >> 56 else { return false }
+            switch UInt32(truncatingIfNeeded: x >> 56) {
+            case UInt32(JSON_TAPE_STRING):
+                var m: UInt32 = 0, n: UInt32 = 0
+                let p = json_tape_string(view, UInt32(i), &m), q = json_tape_string(other.view, UInt32(j), &n)
+                guard m == n, m == 0 || memcmp(p!, q!, Int(m)) == 0 else { return false }
+            case UInt32(JSON_TAPE_INT64), UInt32(JSON_TAPE_UINT64), UInt32(JSON_TAPE_DOUBLE):
+                guard a[i + 1] == b[j + 1] else { return false }   // the value's bits
+                i += 1
+                j += 1
+            case UInt32(JSON_TAPE_OBJECT), UInt32(JSON_TAPE_ARRAY), UInt32(UInt8(ascii: "}")), UInt32(UInt8(ascii: "]")):
+                // The count, and the index of the matching brace relative to this one.
+                guard (x >> 32) == (y >> 32),
+                      UInt32(truncatingIfNeeded: x) &- UInt32(i) == UInt32(truncatingIfNeeded: y) &- UInt32(j) else { return false }
+            default:
+                break   // true, false, null: the kind says it all
+            }
+            i += 1
+            j += 1
+        }
+        return true
+    }
+
     /// The array elements, or nil when this is not an array.
     var array: [JSONValue]? { elements.map(Array.init) }
 

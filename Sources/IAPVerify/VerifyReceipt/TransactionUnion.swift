@@ -130,19 +130,38 @@ enum TransactionUnion {
         /// Each position is built once, appended in the order its last record comes (an array
         /// made uninitialized and filled by position looked up its type at run time on every
         /// call), then moved to its place when that order is not already the positions' order.
+        /// A replaced record that is the same JSON as the record replacing it (Apple repeats most
+        /// of `in_app` in `latest_receipt_info` as it is) is not checked as it is reached: it
+        /// fails exactly where its replacement fails, and if anything fails, such records before
+        /// the failure are checked then, first, so the error is the one reading every record in
+        /// turn gives.
         func read(_ lists: [(value: JSONValue?, path: String)], texts: inout RecentTexts) throws(FieldProblem) -> [Transaction] {
             var union: [Transaction] = []
             union.reserveCapacity(last.count)
             var inOrder = true
             // One record checked at a time, every replaced record into the same scratch model.
             var scratch = TransactionRecord.scratch
+            func check(_ k: Int) throws(FieldProblem) {
+                let r = records[k]
+                try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
+            }
+            /// A replaced record left to its replacement (above).
+            func sameAsReplacement(_ k: Int) -> Bool {
+                records[k].value.sameJSON(as: records[Int(last[Int(records[k].position)])].value)
+            }
             for (k, r) in records.enumerated() {
                 let p = Int(r.position)
-                if Int(last[p]) == k {
-                    inOrder = inOrder && p == union.count
-                    union.append(try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), texts: &texts))
-                } else {
-                    try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
+                do throws(FieldProblem) {
+                    if Int(last[p]) == k {
+                        inOrder = inOrder && p == union.count
+                        union.append(try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index),
+                                                                     texts: &texts))
+                    } else if !sameAsReplacement(k) {
+                        try check(k)
+                    }
+                } catch {
+                    for j in 0..<k where Int(last[Int(records[j].position)]) != j && sameAsReplacement(j) { try check(j) }
+                    throw error
                 }
             }
             if !inOrder {

@@ -375,6 +375,46 @@ final class TransactionUnionTests: XCTestCase {
         try check([record("1", expires: "x"), b, record("3")], [b2], "the first record fails")
     }
 
+    /// A replaced record that is its replacement byte for byte is left to it, and checked only if
+    /// something fails: the first error must still be the one reading every record gives.
+    func testARecordRepeatedAsItIsFailsWhereItsReplacementFails() throws {
+        func rec(_ id: String, expires: String) -> String {
+            #"{"transaction_id":"\#(id)","original_transaction_id":"1","product_id":"p","purchase_date_ms":"1000","expires_date_ms":"\#(expires)","quantity":"1"}"#
+        }
+        let good = rec("1", expires: "5000"), bad = rec("1", expires: "soon")
+        let other = rec("2", expires: "6000"), otherBad = rec("2", expires: "later")
+        let cases: [(inApp: [String], latest: [String], label: String)] = [
+            ([good], [good], "repeated, both fine"),
+            ([bad], [bad], "repeated, both broken: in_app's error"),
+            ([bad], [otherBad, bad], "a later record fails before the repeat is read: in_app's error"),
+            ([good], [otherBad, good], "a later record fails, the repeat is fine: that record's error"),
+            ([bad, other], [other, bad], "two repeats, the first broken"),
+            ([good, otherBad], [otherBad, good], "two repeats, the second broken"),
+            ([good, other], [rec("1", expires: "5001"), other], "a repeat that differs in one digit is checked as it comes"),
+            ([bad], [rec("1", expires: "soon2")], "a broken repeat that differs: its own check"),
+        ]
+        for c in cases {
+            let body = #"{"in_app":[\#(c.inApp.joined(separator: ","))],"latest":[\#(c.latest.joined(separator: ","))]}"#
+            let bytes = Array(body.utf8)
+            let doc = try bytes.withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
+            let lists: [(value: JSONValue?, path: String)] = [(doc.root["in_app"], "receipt.in_app"), (doc.root["latest"], "latest_receipt_info")]
+            let expected = everyRecordRead(lists)
+            let got: Result<[Transaction], FieldProblem>
+            do throws(FieldProblem) { got = .success(try TransactionUnion.of(lists)) } catch { got = .failure(error) }
+            switch (expected, got) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, c.label)
+            case (.failure(let a), .failure(let b)): XCTAssertEqual(a.message, b.message, c.label)
+            default: XCTFail("\(c.label): expected \(expected), got \(got)")
+            }
+        }
+        // The comparison itself: the same JSON wherever it is, and nothing else.
+        let doc = try Array(#"{"a":[{"x":"1","y":[1,2.5,true,null]},{"x":"1","y":[1,2.5,true,null]},{"x":"1","y":[1,2.5,false,null]},{"x":"1","y":[1,2.5,true]},{"x":"10","y":[1,2.5,true,null]},{"y":[1,2.5,true,null],"x":"1"}]}"#.utf8)
+            .withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
+        let items = try XCTUnwrap(doc.root["a"]?.array)
+        XCTAssertTrue(items[0].sameJSON(as: items[1]))
+        for k in 2..<items.count { XCTAssertFalse(items[0].sameJSON(as: items[k]), "item \(k)") }
+    }
+
     func testCommerceFieldsOfASnakeRecordAreKept() throws {
         let body: [String: Any] = ["list": [record("3", extra: ["signed_date_ms": "7", "revocation_type": "REFUND_FULL"]),
                                             record("4", extra: ["commitment": ["billing_period_number": 2]]), record("5")]]
