@@ -51,16 +51,17 @@ enum TransactionUnion {
     /// bytes are the id `ByID` would key by (for other text, Swift compares strings by canonical
     /// equivalence, and numbers become text), so both give one answer.
     private struct Plan {
-        /// Every record in reading order: its list, its index there, the union position of its
-        /// id, the id's words and the record. One list sized once (four lists, each grown as it
-        /// was filled, cost an allocation a growth).
-        private var records: [(list: Int32, index: Int32, position: Int32, key: IDText.InlineKey, value: JSONValue)] = []
-        /// The record each union position ends with.
-        private var last: [Int32] = []
+        /// Every record in reading order: its list, its index there, the first record with its id
+        /// (itself, for a first sight), for a first sight the last record with its id, the id's
+        /// words and the record. One list sized once (lists grown as they were filled cost an
+        /// allocation a growth); the union holds one transaction per first sight, in their order.
+        private var records: [(list: Int32, index: Int32, first: Int32, last: Int32, key: IDText.InlineKey, value: JSONValue)] = []
+        /// How many distinct ids (union positions).
+        private var positions = 0
 
         init?(_ lists: [(value: JSONValue?, path: String)]) {
             // Every list's kind checked and its records counted first (the parser's counts, exact
-            // below 2^24 elements), so that both lists are sized once.
+            // below 2^24 elements), so that the list is sized once.
             var count = 0
             for list in lists {
                 guard let v = list.value, !v.isNull else { continue }
@@ -69,32 +70,31 @@ enum TransactionUnion {
             }
             guard count < Int(Int32.max) / 4 else { return nil }
             records.reserveCapacity(count)
-            last.reserveCapacity(count)
             for (l, list) in lists.enumerated() {
                 guard let v = list.value, !v.isNull, let items = v.elements else { continue }
                 for (i, item) in items.enumerated() {
                     guard item.kind == .object, let id = item[literal: "transaction_id"]?.utf8, id.count > 0,
                           let key = IDText.inlineKey(utf8: id) else { return nil }
-                    records.append((Int32(truncatingIfNeeded: l), Int32(truncatingIfNeeded: i), -1, key, item))
+                    guard records.count < Int(Int32.max) / 4 else { return nil }
+                    let k = Int32(truncatingIfNeeded: records.count)
+                    records.append((Int32(truncatingIfNeeded: l), Int32(truncatingIfNeeded: i), k, k, key, item))
                 }
             }
-            guard records.count < Int(Int32.max) / 4 else { return nil }
+            /// Record `k` has the id first seen at record `f`.
+            func repeats(_ k: Int, _ f: Int) {
+                records[k].first = Int32(f)
+                records[f].last = Int32(k)
+            }
             if records.count <= 16 {
                 // A few records (most bodies): each id compared with the earlier ones, no table.
                 for k in records.indices {
-                    if let j = records[..<k].firstIndex(where: { $0.key == records[k].key }) {
-                        let p = Int(records[j].position)
-                        records[k].position = Int32(p)
-                        last[p] = Int32(k)
-                    } else {
-                        records[k].position = Int32(last.count)
-                        last.append(Int32(k))
-                    }
+                    if let f = records[..<k].firstIndex(where: { $0.key == records[k].key }) { repeats(k, f) } else { positions += 1 }
                 }
                 return
             }
-            // Open addressing over the ids' words. Probes past the budget mean crafted ids: the
-            // plan is dropped and `ByID` (String keys, the standard library's hasher) decides.
+            // Open addressing over the ids' words, each slot the record of a first sight. Probes
+            // past the budget mean crafted ids: the plan is dropped and `ByID` (String keys, the
+            // standard library's hasher) decides.
             var size = 16
             while size < 2 * records.count { size *= 2 }
             let mask = size - 1, seed = IDText.InlineKey.seed
@@ -105,18 +105,14 @@ enum TransactionUnion {
                 let key = records[k].key
                 var at = key.hash(seed) & mask
                 while true {
-                    let p = Int(table[at])
-                    if p < 0 {
-                        table[at] = Int32(last.count)
-                        records[k].position = Int32(last.count)
-                        last.append(Int32(k))
+                    let f = Int(table[at])
+                    if f < 0 {
+                        table[at] = Int32(k)
+                        positions += 1
                         break
                     }
-                    // `last[p]` is a record with this position's id (the first one's or a later
-                    // equal one's).
-                    if records[Int(last[p])].key == key {
-                        records[k].position = Int32(p)
-                        last[p] = Int32(k)
+                    if records[f].key == key {
+                        repeats(k, f)
                         break
                     }
                     probes += 1
@@ -126,10 +122,12 @@ enum TransactionUnion {
             }
         }
 
-        /// Reads each union position's last record and checks every other one, in reading order.
-        /// Each position is built once, appended in the order its last record comes (an array
-        /// made uninitialized and filled by position looked up its type at run time on every
-        /// call), then moved to its place when that order is not already the positions' order.
+        /// The last record with record `k`'s id: the one that is built.
+        private func replacement(_ k: Int) -> Int { Int(records[Int(records[k].first)].last) }
+
+        /// Reads each id's last record and checks every other one, in reading order. Each id's
+        /// transaction is built once, appended in the order its last record comes, then moved to
+        /// its place (the order of first sight) when that order is not already it.
         /// A replaced record that is the same JSON as the record replacing it (Apple repeats most
         /// of `in_app` in `latest_receipt_info` as it is) is not checked as it is reached: it
         /// fails exactly where its replacement fails, and if anything fails, such records before
@@ -137,8 +135,9 @@ enum TransactionUnion {
         /// turn gives.
         func read(_ lists: [(value: JSONValue?, path: String)], texts: inout RecentTexts) throws(FieldProblem) -> [Transaction] {
             var union: [Transaction] = []
-            union.reserveCapacity(last.count)
-            var inOrder = true
+            union.reserveCapacity(positions)
+            // In order while each record built has the next first sight not yet built.
+            var inOrder = true, nextFirst = 0
             // One record checked at a time, every replaced record into the same scratch model.
             var scratch = TransactionRecord.scratch
             func check(_ k: Int) throws(FieldProblem) {
@@ -146,27 +145,34 @@ enum TransactionUnion {
                 try TransactionJSON.checkTransaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index), scratch: &scratch)
             }
             /// A replaced record left to its replacement (above).
-            func sameAsReplacement(_ k: Int) -> Bool {
-                records[k].value.sameJSON(as: records[Int(last[Int(records[k].position)])].value)
-            }
+            func sameAsReplacement(_ k: Int) -> Bool { records[k].value.sameJSON(as: records[replacement(k)].value) }
             for (k, r) in records.enumerated() {
-                let p = Int(r.position)
                 do throws(FieldProblem) {
-                    if Int(last[p]) == k {
-                        inOrder = inOrder && p == union.count
+                    if replacement(k) == k {
+                        if inOrder {
+                            inOrder = Int(r.first) == nextFirst
+                            repeat { nextFirst += 1 } while nextFirst < records.count && Int(records[nextFirst].first) != nextFirst
+                        }
                         union.append(try TransactionJSON.transaction(r.value, path: lists[Int(r.list)].path, index: Int(r.index),
                                                                      texts: &texts))
                     } else if !sameAsReplacement(k) {
                         try check(k)
                     }
                 } catch {
-                    for j in 0..<k where Int(last[Int(records[j].position)]) != j && sameAsReplacement(j) { try check(j) }
+                    for j in 0..<k where replacement(j) != j && sameAsReplacement(j) { try check(j) }
                     throw error
                 }
             }
             if !inOrder {
-                // `target[j]`: the position of the j-th record built (positions by their last record).
-                var target = Array(0..<last.count).sorted { last[$0] < last[$1] }
+                // `target[j]`: the place of the j-th transaction built, its first sight's rank.
+                var rank = [Int](repeating: 0, count: records.count), seen = 0
+                for k in records.indices where Int(records[k].first) == k {
+                    rank[k] = seen
+                    seen += 1
+                }
+                var target: [Int] = []
+                target.reserveCapacity(union.count)
+                for k in records.indices where replacement(k) == k { target.append(rank[Int(records[k].first)]) }
                 for i in target.indices {
                     while target[i] != i {
                         let t = target[i]
