@@ -160,7 +160,9 @@ public enum EntitlementEngine {
         // Each product and chain id is hashed once, here; the walks below index arrays by these
         // small integers, and use indices into `transactions`, so no purchase is copied while
         // it is being judged.
-        var products = InternTable(), chains = IDInternTable()
+        // Each chain keeps, by its number, its renewal info and its latest unrevoked purchase (-1:
+        // none yet).
+        var products = InternTable(), chains = IDInternTable(initial: (renewal: -1, head: -1))
         // Each purchase's product and chain numbers (and, below, its product's type), in one list
         // (three lists were three allocations). By index: `map` handed each purchase to its
         // closure as a copy (every text field retained).
@@ -175,19 +177,14 @@ public enum EntitlementEngine {
             ?? inferredRules(transactions, keys, products)
         // Each purchase's product type (a rule copied per purchase retained its texts).
         for i in keys.indices { keys[i].type = ruleOfProduct[keys[i].product]?.type }
-        // Per chain number: its renewal info and its latest unrevoked purchase, in one list sized
-        // once (every chain a renewal names is interned before the list grows past its room).
-        // By index: a RenewalInfo copy retains each of its twenty-odd text fields. Keyed by chain
-        // number (the chains table joins ids as String equality does): no String per chain.
-        var chainFacts: [(renewal: Int, head: Int)] = []
-        chainFacts.reserveCapacity(chains.count + renewals.count)
+        // Each chain's renewal info. By index: a RenewalInfo copy retains each of its twenty-odd
+        // text fields. Keyed by chain number (the chains table joins ids as String equality does):
+        // no String per chain.
         for k in renewals.indices {
             let chain = chains.id(IDText(renewals[k].originalTransactionID))
-            if chain >= chainFacts.count { chainFacts += repeatElement((renewal: -1, head: -1), count: chain + 1 - chainFacts.count) }
-            let old = chainFacts[chain].renewal
-            if old < 0 || renewalPrefersSecond(renewals, old, k) { chainFacts[chain].renewal = k }
+            let old = chains[value: chain].renewal
+            if old < 0 || renewalPrefersSecond(renewals, old, k) { chains[value: chain].renewal = k }
         }
-        if chainFacts.count < chains.count { chainFacts += repeatElement((renewal: -1, head: -1), count: chains.count - chainFacts.count) }
 
         // The report's parts as locals, put together once at the end: a report built in place and
         // returned was copied on its way out (every list retained and released).
@@ -228,9 +225,9 @@ public enum EntitlementEngine {
         // The latest unrevoked period of each whole chain (all its products): only that period
         // can be in billing retry or grace, whatever entitlement is being evaluated.
         for i in transactions.indices where keys[i].type == .autoRenewable && !transactions[i].isRevoked(at: nowMs) {
-            let h = chainFacts[keys[i].chain].head
+            let h = chains[value: keys[i].chain].head
             if h >= 0, !expiryOrder(transactions, h, i) { continue }
-            chainFacts[keys[i].chain].head = i
+            chains[value: keys[i].chain].head = i
         }
 
         // One entitlement at a time: each granting product's purchases are judged (`judge`), then
@@ -264,9 +261,10 @@ public enum EntitlementEngine {
         }
         /// One chain's purchases `indices` judged as one subscription: its candidate, if any.
         func judgeChain(_ id: String, _ chain: Int, _ indices: some Collection<Int>) {
-            let head = chainFacts[chain].head >= 0 ? transactions[chainFacts[chain].head].id : nil
+            let facts = chains[value: chain]
+            let head = facts.head >= 0 ? transactions[facts.head].id : nil
             if let c = subscriptionChain(id, chains.name(chain), transactions, indices,
-                                         renewals, chainFacts[chain].renewal, head, keys, ruleOfProduct, grace, nowMs) {
+                                         renewals, facts.renewal, head, keys, ruleOfProduct, grace, nowMs) {
                 entitlements.append(c)
             }
         }

@@ -126,16 +126,19 @@ struct IDText: Sendable {
     }
 }
 
-/// Small integer ids for IDTexts, given in order of first sight. Keyed by their words in an
-/// open-addressed table while every text is inline (`InlineKey.hash`); from the first text held
-/// as a String on, or once the probes exceed `InlineKey.probeBudget` (crafted ids), by
-/// String (where canonically equal texts, which String equality joins, meet, and the standard
-/// library's seeded hasher protects the table), every earlier text re-keyed once.
-struct IDInternTable {
-    /// The texts by id. While no String has taken over, every one is inline and its words are
-    /// its key (read from it: a list of keys beside it was one more allocation).
-    private(set) var names: [IDText] = []
-    /// -1 for an empty slot, else an index into `names`; the count a power of two.
+/// Small integer ids for IDTexts, given in order of first sight, each with a `Value` its user
+/// keeps beside it (in the same list: a list of its own was one more allocation). Keyed by their
+/// words in an open-addressed table while every text is inline (`InlineKey.hash`); from the
+/// first text held as a String on, or once the probes exceed `InlineKey.probeBudget` (crafted
+/// ids), by String (where canonically equal texts, which String equality joins, meet, and the
+/// standard library's seeded hasher protects the table), every earlier text re-keyed once.
+struct IDInternTable<Value> {
+    /// The texts by id, and their values. While no String has taken over, every text is inline
+    /// and its words are its key (read from it: a list of keys beside it was one more allocation).
+    private var entries: [(name: IDText, value: Value)] = []
+    /// A new id's value.
+    private let initial: Value
+    /// -1 for an empty slot, else an index into `entries`; the count a power of two.
     private var slots: [Int32] = []
     private var byString: [String: Int]? = nil
     private let seed = IDText.InlineKey.seed
@@ -144,31 +147,33 @@ struct IDInternTable {
     private var lookups = 0
     private let slack: Int
 
-    var count: Int { names.count }
-    func name(_ id: Int) -> IDText { names[id] }
+    var count: Int { entries.count }
+    func name(_ id: Int) -> IDText { entries[id].name }
+    subscript(value id: Int) -> Value {
+        get { entries[id].value }
+        set { entries[id].value = newValue }
+    }
 
     /// True once String keys have taken over (tests).
     var keyedByString: Bool { byString != nil }
 
     /// - Parameter slack: the probe budget's allowance (`InlineKey.probeBudget`); tests make it
     ///   negative to reach the String-keyed path without crafted ids.
-    init(capacity: Int = 0, slack: Int = 256) {
+    init(capacity: Int = 0, slack: Int = 256, initial: Value) {
         self.slack = slack
-        if capacity > 0 { names.reserveCapacity(capacity) }   // reserving nothing still cost a call
+        self.initial = initial
+        if capacity > 0 { entries.reserveCapacity(capacity) }   // reserving nothing still cost a call
     }
 
-    /// The id of `text`, given a new one when unseen.
+    /// The id of `text`, given a new one (with the initial value) when unseen.
     mutating func id(_ text: IDText) -> Int {
         if byString == nil, let key = text.inlineKey {
-            if slots.isEmpty, names.count < 8 {
+            if slots.isEmpty, entries.count < 8 {
                 // A few texts (most receipts' chains): compared in turn, no table built.
-                for e in names.indices where names[e].inlineKey == key { return e }
-                if names.count < 7 {
-                    names.append(text)
-                    return names.count - 1
-                }
+                for e in entries.indices where entries[e].name.inlineKey == key { return e }
+                if entries.count < 7 { return add(text) }
             }
-            if 2 * (names.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
+            if 2 * (entries.count + 1) > slots.count { rehash(max(16, 2 * slots.count)) }
             let mask = slots.count - 1
             var at = key.hash(seed) & mask
             lookups += 1
@@ -176,11 +181,10 @@ struct IDInternTable {
             while true {
                 let e = Int(slots[at])
                 if e < 0 {
-                    slots[at] = Int32(truncatingIfNeeded: names.count)
-                    names.append(text)
-                    return names.count - 1
+                    slots[at] = Int32(truncatingIfNeeded: entries.count)
+                    return add(text)
                 }
-                if names[e].inlineKey == key { return e }
+                if entries[e].name.inlineKey == key { return e }
                 probes += 1
                 // This many probes: the ids were made to collide. Keyed by String from here on.
                 if probes > budget { break }
@@ -189,26 +193,34 @@ struct IDInternTable {
         }
         if byString == nil {
             var all: [String: Int] = [:]
-            for (k, name) in names.enumerated() { all[name.string] = k }
+            for (k, entry) in entries.enumerated() { all[entry.name.string] = k }
             byString = all
         }
         let s = text.string
         if let found = byString![s] { return found }
-        byString![s] = names.count
-        names.append(text)
-        return names.count - 1
+        byString![s] = entries.count
+        return add(text)
+    }
+
+    private mutating func add(_ text: IDText) -> Int {
+        entries.append((text, initial))
+        return entries.count - 1
     }
 
     private mutating func rehash(_ size: Int) {
         slots = [Int32](repeating: -1, count: size)
         // Every text is inline here: String keys, once they take over, never come back to the table.
-        for e in names.indices {
-            guard let key = names[e].inlineKey else { continue }
+        for e in entries.indices {
+            guard let key = entries[e].name.inlineKey else { continue }
             var at = key.hash(seed) & (size - 1)
             while slots[at] >= 0 { at = (at + 1) & (size - 1) }
             slots[at] = Int32(truncatingIfNeeded: e)
         }
     }
+}
+
+extension IDInternTable where Value == Void {
+    init(capacity: Int = 0, slack: Int = 256) { self.init(capacity: capacity, slack: slack, initial: ()) }
 }
 
 extension IDText: Equatable, Comparable {
