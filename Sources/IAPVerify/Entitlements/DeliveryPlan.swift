@@ -47,7 +47,8 @@ enum DeliveryPlanner {
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.
         var used = Set<String>()
-        let sortedOrders = orders.sorted { ($0.createdMs, $0.orderID) < ($1.createdMs, $1.orderID) }
+        // (Sorting no orders still made a list.)
+        let sortedOrders = orders.count < 2 ? orders : orders.sorted { ($0.createdMs, $0.orderID) < ($1.createdMs, $1.orderID) }
         for order in sortedOrders {
             let earliest = order.createdMs.subtractingReportingOverflow(orderSlackMs)
             let floor = earliest.overflow ? Int64.min : earliest.partialValue

@@ -721,6 +721,7 @@ public enum EntitlementEngine {
             if groups[g] == nil { groups[g] = true }
             if txns[i].isTrialPeriod || txns[i].isInIntroOfferPeriod { groups[g] = false }
         }
+        if groups.isEmpty { return [] }   // (sorting no keys still made a list)
         return groups.keys.sorted().map { ($0, groups[$0] ?? true) }
     }
 }
