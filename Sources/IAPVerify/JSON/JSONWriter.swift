@@ -308,11 +308,20 @@ struct JSONWriter: ~Copyable {
                     i += 8
                 }
                 if plain { plain = !Self.mayNeedEscape(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) }
-            } else {
-                for i in 0..<n {
-                    let b = p[i]
-                    if b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F { plain = false; break }
+            } else if n > 0 {
+                // Shorter than a word (most enum values and codes): its bytes gathered into one
+                // word by overlapping loads (none past the text), the rest 'a', which never needs
+                // escaping, then the same one test instead of four compares a byte.
+                let word: UInt64
+                if n >= 4 {
+                    word = UInt64(raw.loadUnaligned(as: UInt32.self)) | UInt64(raw.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
+                } else if n >= 2 {
+                    word = UInt64(raw.loadUnaligned(as: UInt16.self)) | UInt64(raw.loadUnaligned(fromByteOffset: n - 2, as: UInt16.self)) << 16
+                        | 0x6161_6161_0000_0000
+                } else {
+                    word = UInt64(p[0]) | 0x6161_6161_6161_6100
                 }
+                plain = !Self.mayNeedEscape(word)
             }
         }
         if plain {

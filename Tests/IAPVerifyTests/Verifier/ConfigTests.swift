@@ -226,7 +226,7 @@ final class CodecTests: XCTestCase {
                 }
             }
         }
-        for length in [1, 7, 8, 9, 15, 16, 17, 23] {
+        for length in [1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 23] {   // every length under a word: the gathered-word test
             for at in 0..<length {
                 for value in UInt8(0)...UInt8(0x7F) {
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
