@@ -18,7 +18,7 @@ final class ResultBox {
     let isValid: Bool
 
     init?(verdict: String, json text: JSONText, isValid: Bool) {
-        guard let v = ResultBox.copy(Array(verdict.utf8)) else { return nil }
+        guard let v = ResultBox.copy(verdict) else { return nil }
         guard let j = text.take() else { free(v); return nil }
         self.verdict = v
         self.json = j
@@ -27,7 +27,7 @@ final class ResultBox {
     }
 
     init?(verdict: String, json: [UInt8], isValid: Bool) {
-        guard let v = ResultBox.copy(Array(verdict.utf8)) else { return nil }
+        guard let v = ResultBox.copy(verdict) else { return nil }
         guard let j = ResultBox.copy(json) else { free(v); return nil }
         self.verdict = v
         self.json = j
@@ -41,11 +41,19 @@ final class ResultBox {
     }
 
     private static func copy(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
-        guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
-        bytes.withUnsafeBytes { raw in
-            if let base = raw.baseAddress { memcpy(p, base, bytes.count) }
-        }
-        p[bytes.count] = 0
+        bytes.withUnsafeBytes { copy($0) }
+    }
+
+    /// The text's bytes straight from the String (an array of them first was one more allocation).
+    private static func copy(_ text: String) -> UnsafeMutablePointer<CChar>? {
+        var text = text
+        return text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func copy(_ raw: UnsafeRawBufferPointer) -> UnsafeMutablePointer<CChar>? {
+        guard let p = malloc(raw.count + 1)?.assumingMemoryBound(to: CChar.self) else { return nil }
+        if let base = raw.baseAddress { memcpy(p, base, raw.count) }
+        p[raw.count] = 0
         return p
     }
 }
