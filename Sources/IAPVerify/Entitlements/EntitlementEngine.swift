@@ -273,9 +273,8 @@ public enum EntitlementEngine {
             // One product's run, all of one chain (most subscriptions): judged as it is.
             if let run = subscribedRun {
                 subscribedRun = nil
-                let chain = keys[run[run.startIndex]].chain
-                if run.allSatisfy({ keys[$0].chain == chain }) {
-                    judgeChain(id, chain, run)
+                if let first = run.first, run.allSatisfy({ keys[$0].chain == keys[first].chain }) {
+                    judgeChain(id, keys[first].chain, run)
                 } else {
                     subscribed.append(contentsOf: run)
                 }
