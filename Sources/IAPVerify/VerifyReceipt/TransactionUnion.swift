@@ -1,7 +1,9 @@
 // A /verifyReceipt body's transactions: receipt.in_app ∪ latest_receipt_info by transaction id,
 // in the order each id first appears, the record read last winning. Apple repeats most of
 // in_app in latest_receipt_info, so most records are replaced: those are checked (a broken one
-// still makes the body malformed, with the same message) but never built.
+// still makes the body malformed, with the same message) but never built, and one that repeats
+// its replacement byte for byte is left to it (checked only if something fails, before the
+// failure: see `Plan.read`).
 
 
 enum TransactionUnion {
