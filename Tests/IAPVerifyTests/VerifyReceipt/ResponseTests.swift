@@ -323,7 +323,11 @@ final class TransactionUnionTests: XCTestCase {
         var body: [String: Any] = [:]
         if let inApp { body["in_app"] = inApp }
         if let latest { body["latest"] = latest }
-        let bytes = [UInt8](try JSONSerialization.data(withJSONObject: body))
+        try check(body: [UInt8](try JSONSerialization.data(withJSONObject: body)), label, file: file, line: line)
+    }
+
+    /// The union of a body's `in_app` and `latest` against reading every record.
+    private func check(body bytes: [UInt8], _ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let doc = try bytes.withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
         let lists: [(value: JSONValue?, path: String)] = [(doc.root["in_app"], "receipt.in_app"), (doc.root["latest"], "latest_receipt_info")]
         let expected = everyRecordRead(lists)
@@ -395,17 +399,7 @@ final class TransactionUnionTests: XCTestCase {
         ]
         for c in cases {
             let body = #"{"in_app":[\#(c.inApp.joined(separator: ","))],"latest":[\#(c.latest.joined(separator: ","))]}"#
-            let bytes = Array(body.utf8)
-            let doc = try bytes.withUnsafeBytes { try JSONDocument(bytes: $0, what: "test", status: .invalidArgument) }
-            let lists: [(value: JSONValue?, path: String)] = [(doc.root["in_app"], "receipt.in_app"), (doc.root["latest"], "latest_receipt_info")]
-            let expected = everyRecordRead(lists)
-            let got: Result<[Transaction], FieldProblem>
-            do throws(FieldProblem) { got = .success(try TransactionUnion.of(lists)) } catch { got = .failure(error) }
-            switch (expected, got) {
-            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, c.label)
-            case (.failure(let a), .failure(let b)): XCTAssertEqual(a.message, b.message, c.label)
-            default: XCTFail("\(c.label): expected \(expected), got \(got)")
-            }
+            try check(body: Array(body.utf8), c.label)
         }
         // The comparison itself: the same JSON wherever it is, and nothing else.
         let doc = try Array(#"{"a":[{"x":"1","y":[1,2.5,true,null]},{"x":"1","y":[1,2.5,true,null]},{"x":"1","y":[1,2.5,false,null]},{"x":"1","y":[1,2.5,true]},{"x":"10","y":[1,2.5,true,null]},{"y":[1,2.5,true,null],"x":"1"}]}"#.utf8)
