@@ -46,6 +46,24 @@ public struct OfferSignature: Sendable {
 }
 
 extension Signer {
+    /// V1's fifth field: StoreKit 1's `applicationUsername` (any string, often a hash of the
+    /// account; StoreKit 2 passes the appAccountToken UUID there), lower-cased as Apple's own
+    /// signature creator does. Empty when absent. `app_account_token` is the same field under the
+    /// name this library used first. Only U+2063 is refused: inside a field, the joined string
+    /// would read two ways.
+    private func applicationUsername(_ fields: [String: ConfigJSONValue]) throws(IAPVFailure) -> String {
+        if fields["application_username"].map({ !$0.isNull }) == true, fields["app_account_token"].map({ !$0.isNull }) == true {
+            throw .argument("promotional_offer_v1: give \"application_username\" or its older name \"app_account_token\", not both")
+        }
+        guard let value = fields["application_username"] ?? fields["app_account_token"], !value.isNull else { return "" }
+        guard let s = value.string else { throw .argument("promotional_offer_v1 \"application_username\" must be a string") }
+        guard s.utf8.count <= 4096 else { throw .argument("promotional_offer_v1 \"application_username\" is \(s.utf8.count) bytes; at most 4096") }
+        guard !s.unicodeScalars.contains("\u{2063}") else {
+            throw .argument("promotional_offer_v1 \"application_username\" contains U+2063, the separator of the signed string: it would read two ways")
+        }
+        return s.lowercased()
+    }
+
     /// Signs what `request` describes: {"kind": ..., "nonce": "<UUID>", and the kind's fields}.
     public func sign(_ request: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> OfferSignature {
         guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
@@ -67,7 +85,7 @@ extension Signer {
         }
         let allowed: Set<String>
         switch kind {
-        case .promotionalOfferV1: allowed = ["kind", "nonce", "product_id", "offer_identifier", "app_account_token"]
+        case .promotionalOfferV1: allowed = ["kind", "nonce", "product_id", "offer_identifier", "application_username", "app_account_token"]
         case .promotionalOfferV2: allowed = ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
         case .introductoryOfferEligibility: allowed = ["kind", "nonce", "product_id", "allow_introductory_offer", "transaction_id"]
         case .advancedCommerceRequest: allowed = ["kind", "nonce", "request"]
@@ -96,10 +114,7 @@ extension Signer {
         case .promotionalOfferV1:
             let product = try text("product_id")!
             let offer = try text("offer_identifier")!
-            let account = (try text("app_account_token", required: false) ?? "").lowercased()
-            guard account.isEmpty || APIURL.isUUID(account) else {
-                throw .argument("promotional_offer_v1 \"app_account_token\" must be a UUID (the appAccountToken the app set) or empty")
-            }
+            let account = try applicationUsername(fields)
             let separator = "\u{2063}"
             let message = [bundleID, keyID, product, offer, account, nonce, String(nowMs)].joined(separator: separator)
             guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }

@@ -1,5 +1,5 @@
 // What a JWS call may be told (options JSON: ocsp_responses, the notification state the host
-// keeps, and the host's state).
+// keeps, the realtime requests it answered, the kind it expects, and the host's state).
 
 public struct JWSOptions: Sendable {
     /// DER OCSP responses the host fetched for the leaf of an earlier result.
@@ -9,6 +9,13 @@ public struct JWSOptions: Sendable {
     /// Notifications: notification UUIDs the host already handled.
     public var seenNotificationUUIDs: [String] = []
     public var host = HostState()
+    /// The kind the caller expects; a token of another kind is `malformed`. Naming it also accepts
+    /// a kind that names no app of its own (a realtime request) when the app rule could not check it.
+    public var kind: JWSKind?
+    /// Realtime requests: requestIdentifiers the host already answered.
+    public var seenRequestIdentifiers: [String] = []
+    /// Realtime requests: how old a signedDate may be before the request is a replay.
+    public var maxAgeMs: Int64 = RealtimeRequest.defaultMaxAgeMs
 
     public init() {}
 }

@@ -18,10 +18,11 @@ enum JWSPayloadDecoder {
             let appData = try f.object("appData")
             let scope = data ?? summary ?? appData ?? token
             report.environment = ReceiptEnvironment(appleName: try scope?.string("environment"))
-            if report.environment == nil, let token, try token.string("environment") == nil {
-                // External purchase tokens name no environment and carry no purchase: nothing in
-                // them can grant access, so they are read as production data.
-                report.environment = .production
+            if data == nil, summary == nil, appData == nil, let token, try token.string("environment") == nil {
+                // External purchase tokens name no environment: Apple marks a sandbox token by an
+                // externalPurchaseId that starts with "SANDBOX".
+                let id = try token.string("externalPurchaseId")
+                report.environment = id.map { $0.utf8.starts(with: "SANDBOX".utf8) } == true ? .sandbox : .production
             }
             report.bundleID = try scope?.string("bundleId")
             report.appAppleID = try scope?.int("appAppleId")
@@ -50,8 +51,25 @@ enum JWSPayloadDecoder {
             report.kind = .renewalInfo
         } else if try isAppTransaction(f) {
             report.kind = .appTransaction
+        } else if let request = try realtimeRequest(f, signedDateMs: report.signedDateMs) {
+            report.realtime = request
+            report.kind = .realtimeRequest
+        } else {
+            // Signed data of no known shape: verified, checked by the app rule, granting nothing.
+            report.kind = .unknown
         }
-        // Otherwise the kind stays nil: signed data of no known shape, verified but granting nothing.
+    }
+
+    /// Apple's decodedRealtimeRequest: a request identifier and the subscriber's locale beside
+    /// the subscription it is about. Every field is required once the shape is recognised.
+    private static func realtimeRequest(_ f: FieldReader, signedDateMs: Int64?) throws(FieldProblem) -> RealtimeRequest? {
+        guard let id = try f.string("requestIdentifier"), try f.string("userLocale") != nil else { return nil }
+        guard let original = try f.string("originalTransactionId"), let product = try f.string("productId"),
+              let locale = try f.string("userLocale"), let signed = signedDateMs else {
+            throw FieldProblem(message: "payload: a realtime request needs originalTransactionId, productId, userLocale and signedDate")
+        }
+        return RealtimeRequest(originalTransactionID: original, productID: product, userLocale: locale,
+                               requestIdentifier: id, appAppleID: try f.int("appAppleId"), signedDateMs: signed)
     }
 
     private static func isRenewalInfo(_ f: FieldReader) throws(FieldProblem) -> Bool {

@@ -1,5 +1,5 @@
 // Result JSON for JWS: verdict, kind, the verified chain, the decoded payload, the
-// normalised transaction or renewal info, the notification, and what it grants.
+// normalised transaction or renewal info, the notification or realtime request, and what it grants.
 
 extension JWSReport {
     public func resultJSON() -> [UInt8] { resultText().bytes }
@@ -46,6 +46,20 @@ extension JWSReport {
             if let t = n.transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
             w.key("renewal_info")
             if let r = n.renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
+            w.endObject()
+        } else {
+            w.null()
+        }
+        w.key("realtime_request")
+        if let r = realtime {
+            w.beginObject()
+            w.field("original_transaction_id", r.originalTransactionID)
+            w.field("product_id", r.productID)
+            w.field("user_locale", r.userLocale)
+            w.field("request_identifier", r.requestIdentifier)
+            w.field("app_apple_id", r.appAppleID)
+            w.field("signed_date_ms", r.signedDateMs)
+            w.field("action", isValid ? r.action.rawValue : RealtimeAction.reject.rawValue)
             w.endObject()
         } else {
             w.null()

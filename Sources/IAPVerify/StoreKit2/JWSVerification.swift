@@ -5,11 +5,64 @@
 
 import COpenSSL
 
-public enum JWSKind: String, Sendable {
+public enum JWSKind: String, Sendable, CaseIterable {
     case transaction
     case renewalInfo = "renewal_info"
     case appTransaction = "app_transaction"
     case notification
+    /// A Retention Messaging realtime request: Apple asks the app's server what to show a
+    /// subscriber who is about to cancel.
+    case realtimeRequest = "realtime_request"
+    /// Signed by Apple, but of no shape this library models: it grants nothing, and it is valid
+    /// only when the app rule could check it (its bundle id or its app id matched).
+    case unknown
+
+    /// Kinds whose payload always names its bundle: one without a bundleId fails closed.
+    var namesBundle: Bool {
+        switch self {
+        case .transaction, .appTransaction, .notification: return true
+        case .renewalInfo, .realtimeRequest, .unknown: return false
+        }
+    }
+
+    /// How results and reasons name the kind.
+    var described: String {
+        switch self {
+        case .appTransaction: return "app transaction"
+        case .renewalInfo: return "renewal info"
+        case .realtimeRequest: return "realtime request"
+        case .unknown: return "signed payload of an unknown kind"
+        default: return rawValue
+        }
+    }
+}
+
+/// What the host should do with a Retention Messaging realtime request.
+public enum RealtimeAction: String, Sendable {
+    /// Answer it (see the `realtime_response` signature kind).
+    case respond
+    /// A requestIdentifier the host already answered.
+    case ignoreDuplicate = "ignore_duplicate"
+    /// Signed longer ago than the freshness window allows (or in the future): a replay.
+    case ignoreStale = "ignore_stale"
+    /// The token is not valid.
+    case reject
+}
+
+/// A verified realtime request's fields (Apple's decodedRealtimeRequest).
+public struct RealtimeRequest: Sendable {
+    public var originalTransactionID: String
+    public var productID: String
+    public var userLocale: String
+    public var requestIdentifier: String
+    public var appAppleID: Int64?
+    public var signedDateMs: Int64
+    public var action: RealtimeAction = .respond
+
+    /// How far in the future a signedDate may be (clocks differ) before the request is a replay.
+    static let futureToleranceMs: Int64 = 60_000
+    /// Apple waits about a second for the answer: a request signed five minutes ago is a replay.
+    public static let defaultMaxAgeMs: Int64 = 300_000
 }
 
 /// What the host should do with a notification, given what it already applied.
@@ -59,6 +112,7 @@ public struct JWSReport: Sendable {
     public var appAccountToken: String?
     public var productType: String?
     public var notification: NotificationInfo?
+    public var realtime: RealtimeRequest?
     public var entitlements: EntitlementReport?
 
     public var verdict: Verdict { judgement.verdict }
@@ -74,8 +128,16 @@ struct JWSChecker: Checker {
     /// Verifies a compact JWS at `nowMs` and decodes it.
     func verify(_ input: UnsafeRawBufferPointer, options: JWSOptions, nowMs: Int64) throws(IAPVFailure) -> JWSReport {
         try admit(input.count, nowMs: nowMs, what: "JWS")
-        var report = verifySigned(input, nowMs: nowMs, expect: nil, depth: 0, ocsp: options.ocspResponses)
+        var report = verifySigned(input, nowMs: nowMs, expect: options.kind, depth: 0, ocsp: options.ocspResponses)
         guard report.isValid else { return report }
+        if var realtime = report.realtime {
+            if options.seenRequestIdentifiers.contains(realtime.requestIdentifier) {
+                realtime.action = .ignoreDuplicate
+            } else if nowMs - realtime.signedDateMs > options.maxAgeMs || realtime.signedDateMs - nowMs > RealtimeRequest.futureToleranceMs {
+                realtime.action = .ignoreStale
+            }
+            report.realtime = realtime
+        }
         if let n = report.notification {
             var applied = n
             if let uuid = n.uuid, options.seenNotificationUUIDs.contains(uuid) {
@@ -154,7 +216,7 @@ struct JWSChecker: Checker {
             return report
         }
         if let expect, let kind = report.kind, kind != expect {
-            report.fail(.malformed, "the nested token is a \(report.kind?.rawValue ?? "?"), not a \(expect.rawValue)")
+            report.fail(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)")
             return report
         }
         // The validation time: signedDate, else the nested transaction's (old notifications have
@@ -206,16 +268,32 @@ struct JWSChecker: Checker {
             report.fail(verdict, why)
             return report
         }
-        // Renewal infos carry no bundle id; every other known kind must name one.
-        if let kind = report.kind, kind != .renewalInfo,
-           case .failed(let verdict, let why) = config.checkBundle(report.bundleID, what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
+        // The app rule, for every kind, known or not: the bundle id wherever the payload has one
+        // (kinds that always name one fail closed without it), then Apple's app id wherever it has
+        // one. A payload that names no app of its own (a realtime request, an unknown shape) is
+        // valid only when one of the two matched, or when the caller asked for its kind by name.
+        let kind = report.kind ?? .unknown
+        var appChecked = false
+        if report.bundleID != nil || kind.namesBundle {
+            switch config.checkBundle(report.bundleID, what: kind.described) {
+            case .failed(let verdict, let why):
+                report.fail(verdict, why)
+                return report
+            case .ok: appChecked = true
+            case .skipped, .notChecked: break
+            }
+        }
+        switch config.checkAppAppleID(report.appAppleID, environment: report.environment, what: kind.described) {
+        case .failed(let verdict, let why):
             report.fail(verdict, why)
             return report
+        case .ok: appChecked = true
+        case .skipped, .notChecked: break
         }
-        if let kind = report.kind,
-           case .failed(let verdict, let why) = config.checkAppAppleID(report.appAppleID, environment: report.environment,
-                                                                     what: kind == .appTransaction ? "app transaction" : kind.rawValue) {
-            report.fail(verdict, why)
+        if !appChecked, !kind.namesBundle, kind != .renewalInfo, expect != kind {
+            report.fail(.malformed, kind == .unknown
+                ? "a \(kind.described) is accepted only when its bundleId or appAppleId matches the config, and this one's could not be checked"
+                : "a \(kind.described) names its app only by appAppleId: set app_apple_id in the config, or pass options.kind \"\(kind.rawValue)\" to accept it unchecked")
             return report
         }
         if report.kind == .notification, var n = report.notification, depth == 0 {
@@ -238,7 +316,7 @@ struct JWSChecker: Checker {
             }
             report.notification = n
         }
-        report.judgement = Judgement(.valid, "a \(report.kind?.rawValue ?? "token") signed by \(xcode ? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
+        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(xcode ? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
         return report
     }
 

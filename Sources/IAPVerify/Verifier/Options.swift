@@ -25,6 +25,9 @@ enum OptionKey: String, CaseIterable {
     case ocspResponses = "ocsp_responses"
     case httpStatus = "http_status"
     case retryAfter = "retry_after"
+    case kind
+    case seenRequestIdentifiers = "seen_request_identifiers"
+    case maxAgeMs = "max_age_ms"
 
     var readBy: [EntryPoint] {
         switch self {
@@ -33,7 +36,7 @@ enum OptionKey: String, CaseIterable {
         // The API endpoint that answered; for /verifyReceipt, the old name of `environment`.
         case .endpoint: return [.response, .apiResponse]
         case .deliveredTransactionIDs, .orders, .renewalInfo: return EntryPoint.allCases
-        case .lastSignedDateMs, .seenNotificationUUIDs: return [.jws]
+        case .lastSignedDateMs, .seenNotificationUUIDs, .kind, .seenRequestIdentifiers, .maxAgeMs: return [.jws]
         case .ocspResponses: return [.receipt, .jws, .apiResponse]
         case .httpStatus, .retryAfter: return [.apiResponse]
         }
@@ -50,6 +53,9 @@ public struct OptionValues: Sendable {
     var host = HostState()
     var lastSignedDateMs: Int64?
     var seenNotificationUUIDs: [String] = []
+    var jwsKind: JWSKind?
+    var seenRequestIdentifiers: [String] = []
+    var maxAgeMs: Int64?
     var ocspResponses: [[UInt8]] = []
     var httpStatus: Int64?
     var retryAfter: String?
@@ -121,6 +127,17 @@ public struct OptionValues: Sendable {
             lastSignedDateMs = n
         case .seenNotificationUUIDs:
             seenNotificationUUIDs = try Self.strings(value, path)
+        case .kind:
+            let known = JWSKind.allCases.filter { $0 != .unknown }
+            guard let s = value.string, let k = JWSKind(rawValue: s), k != .unknown else {
+                throw .argument("\(path) must be the kind of signed payload expected, one of " + known.map(\.rawValue).joined(separator: ", "))
+            }
+            jwsKind = k
+        case .seenRequestIdentifiers:
+            seenRequestIdentifiers = try Self.strings(value, path)
+        case .maxAgeMs:
+            guard let n = value.integer, n >= 0 else { throw .argument("\(path) must be an integer >= 0 (milliseconds)") }
+            maxAgeMs = n
         case .ocspResponses:
             guard let items = value.array else { throw .argument("\(path) must be an array of base64 DER OCSP responses") }
             for (i, item) in items.enumerated() {
@@ -205,6 +222,8 @@ extension JWSOptions: EntryOptions {
     public init(_ v: OptionValues) {
         self.init()
         (ocspResponses, lastSignedDateMs, seenNotificationUUIDs, host) = (v.ocspResponses, v.lastSignedDateMs, v.seenNotificationUUIDs, v.host)
+        (kind, seenRequestIdentifiers) = (v.jwsKind, v.seenRequestIdentifiers)
+        if let age = v.maxAgeMs { maxAgeMs = age }
     }
 }
 

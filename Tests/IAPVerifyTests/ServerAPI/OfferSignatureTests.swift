@@ -40,6 +40,34 @@ final class OfferSignatureTests: XCTestCase {
         XCTAssertTrue(Array(bareMessage.utf8).withUnsafeBytes { developerKey.verify(signature: bareDER[...], message: $0, digest: .sha256) })
     }
 
+    /// StoreKit 1 apps pass any applicationUsername (often a hash): it is signed lower-cased, as
+    /// Apple's creator signs it. Before, anything but a UUID was refused.
+    func testPromotionalOfferV1TakesAnyApplicationUsername() throws {
+        for (given, signed) in [("Player#42 Ünïcode", "player#42 ünïcode"),
+                                ("9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08",
+                                 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")] {
+            for key in ["application_username", "app_account_token"] {
+                let s = try sign(["kind": "promotional_offer_v1", "nonce": nonce, "product_id": "p", "offer_identifier": "o", key: given]).get()
+                let message = ["com.example.fake", "FAKEKEY123", "p", "o", signed, nonce.lowercased(), String(now)].joined(separator: "\u{2063}")
+                let der = try XCTUnwrap(Base64.decode(Array(s.signature!.utf8)))
+                XCTAssertTrue(Array(message.utf8).withUnsafeBytes { developerKey.verify(signature: der[...], message: $0, digest: .sha256) }, key)
+            }
+        }
+        for (request, words) in [
+            (["kind": "promotional_offer_v1", "nonce": nonce, "product_id": "p", "offer_identifier": "o",
+              "application_username": "a\u{2063}b"], "U+2063"),
+            (["kind": "promotional_offer_v1", "nonce": nonce, "product_id": "p", "offer_identifier": "o\u{2063}",
+              "application_username": "a"], "U+2063"),
+            (["kind": "promotional_offer_v1", "nonce": nonce, "product_id": "p", "offer_identifier": "o",
+              "application_username": "a", "app_account_token": "b"], "not both"),
+        ] as [([String: Any], String)] {
+            switch sign(request) {
+            case .success: XCTFail("signed \(request)")
+            case .failure(let e): XCTAssertTrue(e.message.contains(words), e.message)
+            }
+        }
+    }
+
     func testV2Signatures() throws {
         let cases: [([String: Any], String, [String: Any])] = [
             (["kind": "promotional_offer_v2", "nonce": nonce, "product_id": "pro.monthly", "offer_identifier": "spring", "transaction_id": "2001"],
