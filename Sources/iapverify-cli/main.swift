@@ -299,7 +299,7 @@ struct ResponseCommand: ParsableCommand {
             IO.warn("--endpoint is deprecated: use --environment \(endpoint.prefix(1).uppercased() + endpoint.dropFirst().lowercased()); --endpoint goes in the next release")
         }
         if let name = environment ?? endpoint {
-            guard let known = ServerEnvironment(anyCase: name) else {
+            guard let known = ServerEnvironment(anyCase: name), known != .localTesting else {
                 throw UsageFailure(description: "--environment must be Production or Sandbox, got \(name)")
             }
             options.environment = known

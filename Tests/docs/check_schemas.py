@@ -470,6 +470,8 @@ def api_renewal(original="2000000000000001", env="Production", **extra):
 
 def api_calls() -> list[tuple[str, dict, str | None]]:
     """(name, call, expected error status or None): a request for every endpoint, and refusals."""
+    RM_ID = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    ONE_PIXEL_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
     tid = "2000000000000001"
     ok = [
         ("transaction_info", {"endpoint": "transaction_info", "transaction_id": tid}),
@@ -504,6 +506,31 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
         ("a deprecated lower-case environment", {"endpoint": "test_notification", "environment": "sandbox"}),
         ("test_notification_status", {"endpoint": "test_notification_status", "test_notification_token": "tok-abc"}),
         ("finish_transaction", {"endpoint": "finish_transaction", "transaction_id": tid}),
+        ("transaction_history_v1 (deprecated)", {"endpoint": "transaction_history_v1", "transaction_id": tid}),
+        ("consumption_info_v1 (deprecated)", {"endpoint": "consumption_info_v1", "transaction_id": tid,
+                                              "body": {"customerConsented": True, "consumptionStatus": 1, "platform": 1,
+                                                       "sampleContentProvided": False, "deliveryStatus": 0,
+                                                       "appAccountToken": "", "accountTenure": 1, "playTime": 0,
+                                                       "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 2,
+                                                       "userStatus": 1}}),
+        ("upload_image", {"endpoint": "upload_image", "image_identifier": RM_ID, "body_base64": ONE_PIXEL_PNG}),
+        ("delete_image", {"endpoint": "delete_image", "image_identifier": RM_ID}),
+        ("list_images", {"endpoint": "list_images"}),
+        ("upload_message", {"endpoint": "upload_message", "message_identifier": RM_ID,
+                            "body": {"header": "Before you go", "body": "Three months at half price",
+                                     "image": {"imageIdentifier": RM_ID, "altText": "A gift"}}}),
+        ("delete_message", {"endpoint": "delete_message", "message_identifier": RM_ID}),
+        ("list_messages", {"endpoint": "list_messages"}),
+        ("configure_default_message", {"endpoint": "configure_default_message", "product_id": "pro.monthly", "locale": "en-US",
+                                       "body": {"messageIdentifier": RM_ID}}),
+        ("get_default_message", {"endpoint": "get_default_message", "product_id": "pro.monthly", "locale": "en-US"}),
+        ("delete_default_message", {"endpoint": "delete_default_message", "product_id": "pro.monthly", "locale": "en-US"}),
+        ("configure_realtime_url", {"endpoint": "configure_realtime_url", "body": {"realtimeURL": "https://example.com/retention"}}),
+        ("get_realtime_url", {"endpoint": "get_realtime_url"}),
+        ("delete_realtime_url", {"endpoint": "delete_realtime_url"}),
+        ("initiate_performance_test", {"endpoint": "initiate_performance_test", "environment": "Sandbox",
+                                       "body": {"originalTransactionId": tid}}),
+        ("performance_test_result", {"endpoint": "performance_test_result", "environment": "Sandbox", "request_id": "req-1"}),
     ]
     bad = [
         ("an id with a slash", {"endpoint": "transaction_info", "transaction_id": "1/../2"}),

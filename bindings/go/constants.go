@@ -72,6 +72,8 @@ type ServerEnvironment string
 const (
 	EnvironmentProduction ServerEnvironment = "Production"
 	EnvironmentSandbox    ServerEnvironment = "Sandbox"
+	// A server the developer runs (the signer's local_testing_base_url); API calls only.
+	EnvironmentLocalTesting ServerEnvironment = "LocalTesting"
 )
 
 // State says why an entitlement is or is not active (docs/entitlements.md#states).

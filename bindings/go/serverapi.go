@@ -117,6 +117,8 @@ type apiRequest struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
 	Body    *string           `json:"body"`
+	// Bodies that are not JSON (an image), base64 in the result; encoding/json decodes them.
+	BodyBase64 []byte `json:"body_base64"`
 }
 
 // NewRequest builds the HTTP request for one App Store Server API call, with a bearer token
@@ -126,7 +128,8 @@ type apiRequest struct {
 //	 "revision": "...", "query": {"sort": "DESCENDING"}}
 //
 // and may be JSON text ([]byte, json.RawMessage or string) or any value encoding/json marshals
-// to such an object (a map or a struct with json tags). An unknown endpoint, a missing or bad
+// to such an object (a map or a struct with json tags). upload_image takes the PNG's bytes as
+// "body_base64": a []byte in a map is marshalled to base64 by encoding/json. An unknown endpoint, a missing or bad
 // parameter, or an id that could change the path ("a/b", "a?b", "..") matches ErrInvalidArgument.
 // The request carries ctx, the method, URL, headers and body (with ContentLength and GetBody set,
 // so the client can resend it); send it as it is.
@@ -158,6 +161,8 @@ func (s *Signer) NewRequest(ctx context.Context, call any, now time.Time) (*http
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader([]byte(*r.Body)) // sets ContentLength and GetBody
+	} else if r.BodyBase64 != nil {
+		body = bytes.NewReader(r.BodyBase64)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, body)
 	if err != nil {

@@ -19,6 +19,33 @@ public enum APIEndpoint: String, CaseIterable, Sendable {
     case testNotification = "test_notification"
     case testNotificationStatus = "test_notification_status"
     case finishTransaction = "finish_transaction"
+    // Deprecated by Apple, still the default of its own library: built for teams that migrate.
+    case transactionHistoryV1 = "transaction_history_v1"
+    case consumptionInfoV1 = "consumption_info_v1"
+    // Retention Messaging (base inApps/v1/messaging).
+    case uploadImage = "upload_image"
+    case deleteImage = "delete_image"
+    case listImages = "list_images"
+    case uploadMessage = "upload_message"
+    case deleteMessage = "delete_message"
+    case listMessages = "list_messages"
+    case configureDefaultMessage = "configure_default_message"
+    case getDefaultMessage = "get_default_message"
+    case deleteDefaultMessage = "delete_default_message"
+    case configureRealtimeURL = "configure_realtime_url"
+    case getRealtimeURL = "get_realtime_url"
+    case deleteRealtimeURL = "delete_realtime_url"
+    case initiatePerformanceTest = "initiate_performance_test"
+    case performanceTestResult = "performance_test_result"
+
+    /// Apple has deprecated it; the result's `deprecations` says what to call instead.
+    var replacement: APIEndpoint? {
+        switch self {
+        case .transactionHistoryV1: return .transactionHistory
+        case .consumptionInfoV1: return .consumptionInfo
+        default: return nil
+        }
+    }
 }
 
 /// A call parameter that becomes part of the path (or, for paging tokens, the query).
@@ -31,6 +58,13 @@ public enum APIParameter: String, CaseIterable, Sendable {
     case productID = "product_id"
     case requestIdentifier = "request_identifier"
     case testNotificationToken = "test_notification_token"
+    case imageIdentifier = "image_identifier"
+    case messageIdentifier = "message_identifier"
+    case locale
+    case requestID = "request_id"
+
+    /// Identifiers the developer makes are UUIDs; Apple's libraries send them in lower case.
+    var isUUID: Bool { self == .imageIdentifier || self == .messageIdentifier }
 }
 
 /// The JSON type a query value or body field must have.
@@ -41,7 +75,13 @@ indirect enum APIFieldType: Sendable {
     /// Exactly `true` (Apple refuses anything else, e.g. customerConsented).
     case isTrue
     case oneOf([String])
+    /// Text of at most this many characters (Unicode scalars, as Apple counts them).
+    case text(maxCharacters: Int)
     case uuid
+    /// A UUID or the empty string (consumption v1's appAccountToken when the purchase has none).
+    case uuidOrEmpty
+    /// A JSON object with these fields (written in this order).
+    case object([APIBodyField])
     /// A list of the element type (a query parameter repeated, or a JSON array in a body).
     case list(APIFieldType, maxCount: Int)
 
@@ -52,10 +92,28 @@ indirect enum APIFieldType: Sendable {
         case .bool: return "a boolean"
         case .isTrue: return "true"
         case .oneOf(let values): return "one of " + values.joined(separator: ", ")
+        case .text(let n): return "a string of at most \(n) characters"
         case .uuid: return "a UUID"
+        case .uuidOrEmpty: return "a UUID or \"\""
+        case .object(let fields): return "an object with " + fields.map(\.name).joined(separator: ", ")
         case .list(let element, _): return "a list of " + element.describe
         }
     }
+}
+
+struct APIBodyField: Sendable {
+    var name: String
+    var type: APIFieldType
+    var required: Bool
+    init(_ name: String, _ type: APIFieldType, _ required: Bool) { (self.name, self.type, self.required) = (name, type, required) }
+}
+
+/// What an endpoint sends as its body.
+enum APIBody: Sendable {
+    /// A JSON object of these fields, re-written from the validated call.
+    case json([APIBodyField])
+    /// Bytes sent as they are, with this Content-Type (passed base64 in the call).
+    case binary(contentType: String, maxBytes: Int)
 }
 
 enum APIPathPart: Sendable {
@@ -79,7 +137,7 @@ struct APIEndpointSpec: Sendable {
     var queryParameters: [APIParameter: String] = [:]
     var query: [(name: String, type: APIFieldType)] = []
     /// nil: the endpoint takes no body.
-    var body: [(name: String, type: APIFieldType, required: Bool)]?
+    var body: APIBody?
     var paging: APIPaging = .none
 
     var pathParameters: [APIParameter] {
@@ -90,6 +148,8 @@ struct APIEndpointSpec: Sendable {
 private let productTypes = ["AUTO_RENEWABLE", "NON_RENEWABLE", "CONSUMABLE", "NON_CONSUMABLE"]
 private let millis: ClosedRange<Int64> = 0...Int64(253_402_300_799_999)  // up to year 9999
 private let shortText = APIFieldType.string(maxLength: 128)
+private let messaging = APIPathPart.literal("inApps/v1/messaging")
+private let defaultMessage: [APIPathPart] = [messaging, .literal("default"), .parameter(.productID), .parameter(.locale)]
 
 extension APIEndpoint {
     var spec: APIEndpointSpec {
@@ -121,27 +181,27 @@ extension APIEndpoint {
         case .consumptionInfo:
             return APIEndpointSpec(
                 method: "PUT", path: [.literal("inApps/v2/transactions/consumption"), .parameter(.transactionID)],
-                body: [("customerConsented", .isTrue, true),
-                       ("sampleContentProvided", .bool, true),
-                       ("deliveryStatus", .oneOf(["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM",
+                body: .json([APIBodyField("customerConsented", .isTrue, true),
+                       APIBodyField("sampleContentProvided", .bool, true),
+                       APIBodyField("deliveryStatus", .oneOf(["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM",
                                                   "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]), true),
-                       ("consumptionPercentage", .integer(0...100_000), false),
-                       ("refundPreference", .oneOf(["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]), false)])
+                       APIBodyField("consumptionPercentage", .integer(0...100_000), false),
+                       APIBodyField("refundPreference", .oneOf(["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]), false)]))
         case .setAppAccountToken:
             return APIEndpointSpec(
                 method: "PUT", path: [.literal("inApps/v1/transactions"), .parameter(.originalTransactionID), .literal("appAccountToken")],
-                body: [("appAccountToken", .uuid, true)])
+                body: .json([APIBodyField("appAccountToken", .uuid, true)]))
         case .extendRenewalDate:
             return APIEndpointSpec(
                 method: "PUT", path: [.literal("inApps/v1/subscriptions/extend"), .parameter(.originalTransactionID)],
-                body: [("extendByDays", .integer(1...90), true), ("extendReasonCode", .integer(0...3), true),
-                       ("requestIdentifier", shortText, true)])
+                body: .json([APIBodyField("extendByDays", .integer(1...90), true), APIBodyField("extendReasonCode", .integer(0...3), true),
+                       APIBodyField("requestIdentifier", shortText, true)]))
         case .massExtendRenewalDate:
             return APIEndpointSpec(
                 method: "POST", path: [.literal("inApps/v1/subscriptions/extend/mass")],
-                body: [("extendByDays", .integer(1...90), true), ("extendReasonCode", .integer(0...3), true),
-                       ("requestIdentifier", shortText, true), ("productId", shortText, true),
-                       ("storefrontCountryCodes", .list(.string(maxLength: 3), maxCount: 300), false)])
+                body: .json([APIBodyField("extendByDays", .integer(1...90), true), APIBodyField("extendReasonCode", .integer(0...3), true),
+                       APIBodyField("requestIdentifier", shortText, true), APIBodyField("productId", shortText, true),
+                       APIBodyField("storefrontCountryCodes", .list(.string(maxLength: 3), maxCount: 300), false)]))
         case .massExtendStatus:
             return APIEndpointSpec(
                 method: "GET", path: [.literal("inApps/v1/subscriptions/extend/mass"), .parameter(.productID), .parameter(.requestIdentifier)])
@@ -149,9 +209,9 @@ extension APIEndpoint {
             return APIEndpointSpec(
                 method: "POST", path: [.literal("inApps/v1/notifications/history")],
                 queryParameters: [.paginationToken: "paginationToken"],
-                body: [("startDate", .integer(millis), true), ("endDate", .integer(millis), true),
-                       ("notificationType", shortText, false), ("notificationSubtype", shortText, false),
-                       ("transactionId", shortText, false), ("onlyFailures", .bool, false)],
+                body: .json([APIBodyField("startDate", .integer(millis), true), APIBodyField("endDate", .integer(millis), true),
+                       APIBodyField("notificationType", shortText, false), APIBodyField("notificationSubtype", shortText, false),
+                       APIBodyField("transactionId", shortText, false), APIBodyField("onlyFailures", .bool, false)]),
                 paging: .paginationToken)
         case .testNotification:
             return APIEndpointSpec(method: "POST", path: [.literal("inApps/v1/notifications/test")])
@@ -159,6 +219,59 @@ extension APIEndpoint {
             return APIEndpointSpec(method: "GET", path: [.literal("inApps/v1/notifications/test"), .parameter(.testNotificationToken)])
         case .finishTransaction:
             return APIEndpointSpec(method: "POST", path: [.literal("inApps/v1/transactions"), .parameter(.transactionID), .literal("finish")])
+        case .transactionHistoryV1:
+            var v2 = APIEndpoint.transactionHistory.spec
+            v2.path = [.literal("inApps/v1/history"), .parameter(.transactionID)]
+            return v2
+        case .consumptionInfoV1:
+            let small = APIFieldType.integer(0...7)
+            return APIEndpointSpec(
+                method: "PUT", path: [.literal("inApps/v1/transactions/consumption"), .parameter(.transactionID)],
+                body: .json([APIBodyField("customerConsented", .bool, true), APIBodyField("consumptionStatus", .integer(0...3), true),
+                             APIBodyField("platform", .integer(0...2), true), APIBodyField("sampleContentProvided", .bool, true),
+                             APIBodyField("deliveryStatus", .integer(0...5), true), APIBodyField("appAccountToken", .uuidOrEmpty, true),
+                             APIBodyField("accountTenure", small, true), APIBodyField("playTime", small, true),
+                             APIBodyField("lifetimeDollarsRefunded", small, true), APIBodyField("lifetimeDollarsPurchased", small, true),
+                             APIBodyField("userStatus", .integer(0...4), true), APIBodyField("refundPreference", .integer(0...3), false)]))
+        case .uploadImage:
+            return APIEndpointSpec(method: "PUT", path: [messaging, .literal("image"), .parameter(.imageIdentifier)],
+                                   query: [("imageSize", .oneOf(["FULL_SIZE", "BULLET_POINT"]))],
+                                   body: .binary(contentType: "image/png", maxBytes: 8 * 1024 * 1024))
+        case .deleteImage:
+            return APIEndpointSpec(method: "DELETE", path: [messaging, .literal("image"), .parameter(.imageIdentifier)])
+        case .listImages:
+            return APIEndpointSpec(method: "GET", path: [messaging, .literal("image/list")])
+        case .uploadMessage:
+            let image = APIFieldType.object([APIBodyField("imageIdentifier", .uuid, true), APIBodyField("altText", .text(maxCharacters: 150), true)])
+            let bullet = APIFieldType.object([APIBodyField("text", .text(maxCharacters: 66), true), APIBodyField("imageIdentifier", .uuid, true),
+                                              APIBodyField("altText", .text(maxCharacters: 150), true)])
+            return APIEndpointSpec(
+                method: "PUT", path: [messaging, .literal("message"), .parameter(.messageIdentifier)],
+                body: .json([APIBodyField("header", .text(maxCharacters: 66), true), APIBodyField("body", .text(maxCharacters: 144), true),
+                             APIBodyField("image", image, false), APIBodyField("headerPosition", .oneOf(["ABOVE_BODY", "ABOVE_IMAGE"]), false),
+                             APIBodyField("bulletPoints", .list(bullet, maxCount: 5), false)]))
+        case .deleteMessage:
+            return APIEndpointSpec(method: "DELETE", path: [messaging, .literal("message"), .parameter(.messageIdentifier)])
+        case .listMessages:
+            return APIEndpointSpec(method: "GET", path: [messaging, .literal("message/list")])
+        case .configureDefaultMessage:
+            return APIEndpointSpec(method: "PUT", path: defaultMessage, body: .json([APIBodyField("messageIdentifier", .uuid, true)]))
+        case .getDefaultMessage:
+            return APIEndpointSpec(method: "GET", path: defaultMessage)
+        case .deleteDefaultMessage:
+            return APIEndpointSpec(method: "DELETE", path: defaultMessage)
+        case .configureRealtimeURL:
+            return APIEndpointSpec(method: "PUT", path: [messaging, .literal("realtime/url")],
+                                   body: .json([APIBodyField("realtimeURL", .text(maxCharacters: 256), true)]))
+        case .getRealtimeURL:
+            return APIEndpointSpec(method: "GET", path: [messaging, .literal("realtime/url")])
+        case .deleteRealtimeURL:
+            return APIEndpointSpec(method: "DELETE", path: [messaging, .literal("realtime/url")])
+        case .initiatePerformanceTest:
+            return APIEndpointSpec(method: "POST", path: [messaging, .literal("performanceTest")],
+                                   body: .json([APIBodyField("originalTransactionId", shortText, true)]))
+        case .performanceTestResult:
+            return APIEndpointSpec(method: "GET", path: [messaging, .literal("performanceTest/result"), .parameter(.requestID)])
         }
     }
 

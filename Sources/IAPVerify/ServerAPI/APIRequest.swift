@@ -4,11 +4,13 @@
 // refused rather than escaped.
 
 extension ServerEnvironment {
-    /// The App Store Server API hosts Apple recommends since 2026-05-05.
-    public var baseURL: String {
+    /// The App Store Server API hosts Apple recommends since 2026-05-05 (LocalTesting has none:
+    /// the signer's `local_testing_base_url` names it).
+    public var baseURL: String? {
         switch self {
         case .production: return "https://api.storekit.apple.com"
         case .sandbox: return "https://api.storekit-sandbox.apple.com"
+        case .localTesting: return nil
         }
     }
 }
@@ -20,8 +22,11 @@ public struct APIRequest: Sendable {
     public var url: String
     /// In the order they should be sent.
     public var headers: [(name: String, value: String)]
-    /// The JSON body, exactly as it must be sent; nil when the endpoint has none.
+    /// The body, exactly as it must be sent; nil when the endpoint has none.
     public var body: [UInt8]?
+    /// True when the body is bytes of another type than JSON (an image): the result carries it
+    /// base64 in `body_base64`, never as text.
+    public var bodyIsBinary = false
     public var tokenExpiresAtMs: Int64
     /// Old spellings the call used, each with what to write instead.
     public var deprecations: [String] = []
@@ -37,7 +42,8 @@ public struct APIRequest: Sendable {
         w.beginObject()
         for h in headers { w.key(text: h.name); w.string(h.value) }
         w.endObject()
-        w.field("body", body.map { String(decoding: $0, as: UTF8.self) })
+        w.field("body", bodyIsBinary ? nil : body.map { String(decoding: $0, as: UTF8.self) })
+        w.field("body_base64", bodyIsBinary ? body.map { Base64.encode($0) } : nil)
         w.field("token_expires_at_ms", tokenExpiresAtMs)
         w.field("deprecations", deprecations)
         w.endObject()
@@ -48,7 +54,8 @@ public struct APIRequest: Sendable {
 extension Signer {
     /// Builds the request `call` describes (see docs/server-api.md for the call format).
     public func apiRequest(_ call: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> APIRequest {
-        guard call.count <= 256 * 1024 else { throw .argument("the call is \(call.count) bytes; a call description is small") }
+        // Room for an image's base64 (upload_image); other calls are held to 256 KiB below.
+        guard call.count <= 12 * 1024 * 1024 else { throw .argument("the call is \(call.count) bytes; at most 12 MiB (an 8 MiB image in base64)") }
         let doc = try ConfigJSONDocument(bytes: call, what: "call", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("call: expected a JSON object, got \(doc.root.typeName)") }
         var endpoint: APIEndpoint?
@@ -58,6 +65,7 @@ extension Signer {
         var parameters: [APIParameter: String] = [:]
         var query: ConfigJSONValue?
         var body: ConfigJSONValue?
+        var bodyBase64: ConfigJSONValue?
         for (key, value) in members {
             switch key {
             case "endpoint":
@@ -68,7 +76,7 @@ extension Signer {
                 endpoint = e
             case "environment":
                 guard let s = value.string, let e = ServerEnvironment.parse(s, path: "call.environment", deprecations: &deprecations) else {
-                    throw .argument("call.environment must be \(ServerEnvironment.expected)")
+                    throw .argument("call.environment must be \(ServerEnvironment.expectedForAPI)")
                 }
                 environment = e
             case "token_lifetime_seconds":
@@ -78,6 +86,7 @@ extension Signer {
                 lifetime = n
             case "query": query = value
             case "body": body = value
+            case "body_base64": bodyBase64 = value
             default:
                 guard let p = APIParameter(rawValue: key) else {
                     throw .argument("call: unknown key \"\(key)\"")
@@ -88,6 +97,12 @@ extension Signer {
         }
         guard let endpoint else { throw .argument("call needs an \"endpoint\"") }
         let spec = endpoint.spec
+        if case .binary = spec.body {} else if call.count > 256 * 1024 {
+            throw .argument("the call is \(call.count) bytes; a call description is at most 256 KiB")
+        }
+        if let newer = endpoint.replacement {
+            deprecations.append("\(endpoint.rawValue) is deprecated by Apple: call \(newer.rawValue) instead")
+        }
         if endpoint == .orderLookup, environment == .sandbox {
             throw .argument("order_lookup exists only in production: Apple has no sandbox order ids")
         }
@@ -95,14 +110,27 @@ extension Signer {
             throw .argument("call.\(p.rawValue) does not apply to \(endpoint.rawValue)")
         }
 
-        var url = (environment == .sandbox ? testSandboxBaseURL : testBaseURL) ?? environment.baseURL
+        let base: String?
+        switch environment {
+        case .production: base = testBaseURL ?? environment.baseURL
+        case .sandbox: base = testSandboxBaseURL ?? environment.baseURL
+        case .localTesting: base = localTestingBaseURL
+        }
+        guard var url = base else {
+            throw .argument("call.environment LocalTesting needs local_testing_base_url in the signer config: the server you test against")
+        }
         for part in spec.path {
             switch part {
             case .literal(let text):
                 url += "/" + text
             case .parameter(let p):
                 guard let value = parameters[p] else { throw .argument("\(endpoint.rawValue) needs call.\(p.rawValue)") }
-                url += "/" + (try APIURL.pathSegment(value, name: "call.\(p.rawValue)"))
+                if p.isUUID {
+                    guard APIURL.isUUID(value) else { throw .argument("call.\(p.rawValue) must be a UUID you made for it") }
+                    url += "/" + value.lowercased()
+                } else {
+                    url += "/" + (try APIURL.pathSegment(value, name: "call.\(p.rawValue)"))
+                }
             }
         }
         var pairs: [(String, String)] = []
@@ -122,18 +150,49 @@ extension Signer {
         }
 
         var bodyBytes: [UInt8]?
-        if let fields = spec.body {
+        var contentType = "application/json"
+        switch spec.body {
+        case .json(let fields)?:
+            if let bodyBase64, !bodyBase64.isNull { throw .argument("\(endpoint.rawValue) takes a JSON body in call.body, not call.body_base64") }
             bodyBytes = try Self.body(body, fields: fields, endpoint: endpoint)
-        } else if let body, !body.isNull {
-            throw .argument("\(endpoint.rawValue) takes no body; remove call.body")
+        case .binary(let type, let maxBytes)?:
+            if let body, !body.isNull {
+                throw .argument("\(endpoint.rawValue) sends the image's bytes: pass them base64 in call.body_base64 (the bindings take bytes as body)")
+            }
+            bodyBytes = try Self.binaryBody(bodyBase64, contentType: type, maxBytes: maxBytes, endpoint: endpoint)
+            contentType = type
+        case nil:
+            if let body, !body.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body") }
+            if let bodyBase64, !bodyBase64.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body_base64") }
         }
 
         let token = try apiToken(nowMs: nowMs, lifetimeSeconds: lifetime)
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer " + token.token), ("Accept", "application/json")]
-        if bodyBytes != nil { headers.append(("Content-Type", "application/json")) }
-        return APIRequest(endpoint: endpoint, environment: environment, method: spec.method, url: url,
-                          headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs,
-                          deprecations: deprecations)
+        if bodyBytes != nil { headers.append(("Content-Type", contentType)) }
+        var request = APIRequest(endpoint: endpoint, environment: environment, method: spec.method, url: url,
+                                 headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs,
+                                 deprecations: deprecations)
+        if case .binary? = spec.body { request.bodyIsBinary = true }
+        return request
+    }
+
+    /// An image sent as it is: base64 in the call, a PNG by its signature, within Apple's size.
+    private static func binaryBody(_ value: ConfigJSONValue?, contentType: String, maxBytes: Int,
+                                   endpoint: APIEndpoint) throws(IAPVFailure) -> [UInt8] {
+        guard let value, !value.isNull else {
+            throw .argument("\(endpoint.rawValue) needs call.body_base64: the \(contentType) file's bytes, base64")
+        }
+        guard let text = value.string, let bytes = Base64.decode(Array(text.utf8)), !bytes.isEmpty else {
+            throw .argument("call.body_base64 must be the file's bytes in standard base64")
+        }
+        guard bytes.count <= maxBytes else { throw .argument("call.body_base64 holds \(bytes.count) bytes; at most \(maxBytes)") }
+        if contentType == "image/png" {
+            let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+            guard bytes.starts(with: signature) else {
+                throw .argument("call.body_base64 is not a PNG file (it does not start with the PNG signature); Apple takes PNG images only")
+            }
+        }
+        return bytes
     }
 
     private static func queryPairs(_ query: ConfigJSONValue, spec: APIEndpointSpec, endpoint: APIEndpoint) throws(IAPVFailure) -> [(String, String)] {
@@ -187,8 +246,27 @@ extension Signer {
             ok = value.bool == true
         case .oneOf(let values):
             ok = value.string.map(values.contains) ?? false
+        case .text(let maxCharacters):
+            if let s = value.string {
+                ok = !s.isEmpty && s.unicodeScalars.count <= maxCharacters
+            } else { ok = false }
         case .uuid:
             ok = value.string.map(APIURL.isUUID) ?? false
+        case .uuidOrEmpty:
+            ok = value.string.map { $0.isEmpty || APIURL.isUUID($0) } ?? false
+        case .object(let fields):
+            guard let members = value.members else { throw .argument("\(path) must be \(type.describe)") }
+            for (name, _) in members where !fields.contains(where: { $0.name == name }) {
+                throw .argument("\(path).\(name) is not a field here; expected " + fields.map(\.name).joined(separator: ", "))
+            }
+            for field in fields {
+                guard let v = value[field.name], !v.isNull else {
+                    if field.required { throw .argument("\(path) needs \(field.name) (\(field.type.describe))") }
+                    continue
+                }
+                try check(v, field.type, path: "\(path).\(field.name)")
+            }
+            ok = true
         case .list(let element, let maxCount):
             guard let items = value.array, items.count <= maxCount else { throw .argument("\(path) must be \(type.describe), at most \(maxCount)") }
             for (i, item) in items.enumerated() { try check(item, element, path: "\(path)[\(i)]") }
@@ -198,7 +276,7 @@ extension Signer {
     }
 
     /// The body re-written from validated fields, in the table's order: never the host's bytes.
-    private static func body(_ value: ConfigJSONValue?, fields: [(name: String, type: APIFieldType, required: Bool)],
+    private static func body(_ value: ConfigJSONValue?, fields: [APIBodyField],
                              endpoint: APIEndpoint) throws(IAPVFailure) -> [UInt8] {
         let members = value?.members ?? []
         if let value, !value.isNull, value.members == nil {
@@ -216,21 +294,40 @@ extension Signer {
             }
             try check(v, field.type, path: "call.body.\(field.name)")
             w.key(text: field.name)
-            write(v, into: &w)
+            write(v, field.type, into: &w)
         }
         w.endObject()
         return w.bytes
     }
 
-    private static func write(_ v: ConfigJSONValue, into w: inout JSONWriter) {
+    /// A checked value, written as its type says: objects in the table's order, UUIDs in lower
+    /// case (as Apple's libraries send them).
+    private static func write(_ v: ConfigJSONValue, _ type: APIFieldType, into w: inout JSONWriter) {
+        switch type {
+        case .object(let fields):
+            w.beginObject()
+            for field in fields {
+                guard let member = v[field.name], !member.isNull else { continue }
+                w.key(text: field.name)
+                write(member, field.type, into: &w)
+            }
+            w.endObject()
+            return
+        case .list(let element, _):
+            w.beginArray()
+            for item in v.array ?? [] { write(item, element, into: &w) }
+            w.endArray()
+            return
+        case .uuid, .uuidOrEmpty:
+            w.string(v.string?.lowercased())
+            return
+        default:
+            break
+        }
         if let s = v.string { w.string(s) }
         else if let n = v.integer { w.int(n) }
         else if let b = v.bool { w.bool(b) }
-        else if let items = v.array {
-            w.beginArray()
-            for item in items { write(item, into: &w) }
-            w.endArray()
-        } else { w.null() }
+        else { w.null() }
     }
 }
 
@@ -281,6 +378,18 @@ enum APIURL {
             if !isHex { return false }
         }
         return true
+    }
+
+    /// `http(s)://host[:port]` with no path, user or query: LocalTesting's server, which the
+    /// developer names deliberately for that environment.
+    static func isAnyBaseURL(_ s: String) -> Bool {
+        let rest: Substring
+        if s.hasPrefix("https://") { rest = s.dropFirst(8) } else if s.hasPrefix("http://") { rest = s.dropFirst(7) } else { return false }
+        guard !rest.isEmpty, rest.utf8.count <= 255 else { return false }
+        return rest.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == UInt8(ascii: ".") || c == UInt8(ascii: "-") || c == UInt8(ascii: ":") || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
+        }
     }
 
     /// `http(s)://host[:port]` on the loopback interface only: the override exists for a fake

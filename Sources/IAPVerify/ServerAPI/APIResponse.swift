@@ -230,7 +230,7 @@ struct APIResponseChecker: Checker {
             switch endpoint {
             case .transactionInfo:
                 try walker.transaction(doc.root, "signedTransactionInfo", into: &r)
-            case .transactionHistory, .refundHistory, .orderLookup:
+            case .transactionHistory, .transactionHistoryV1, .refundHistory, .orderLookup:
                 let list = try APIAnswerShape.array(doc.root, "signedTransactions")
                 for (i, item) in list.enumerated() {
                     try walker.transactionText(item, "signedTransactions[\(i)]", into: &r)
@@ -274,7 +274,12 @@ struct APIResponseChecker: Checker {
             case .testNotificationStatus:
                 try walker.notification(doc.root, "signedPayload", at: "answer", into: &r)
             case .testNotification, .extendRenewalDate, .massExtendRenewalDate, .massExtendStatus,
-                 .consumptionInfo, .setAppAccountToken, .finishTransaction:
+                 .consumptionInfo, .consumptionInfoV1, .setAppAccountToken, .finishTransaction,
+                 .uploadImage, .deleteImage, .listImages, .uploadMessage, .deleteMessage, .listMessages,
+                 .configureDefaultMessage, .getDefaultMessage, .deleteDefaultMessage,
+                 .configureRealtimeURL, .getRealtimeURL, .deleteRealtimeURL,
+                 .initiatePerformanceTest, .performanceTestResult:
+                // Unsigned answers: their fields are data (`unsigned`), checked for shape only.
                 break
             }
             if let more = doc.root[literal: "hasMore"] {
@@ -428,7 +433,7 @@ struct APIAnswerShape {
     static func of(_ endpoint: APIEndpoint) -> APIAnswerShape {
         switch endpoint {
         case .transactionInfo: return APIAnswerShape(required: ["signedTransactionInfo"], signed: ["signedTransactionInfo"])
-        case .transactionHistory, .refundHistory:
+        case .transactionHistory, .transactionHistoryV1, .refundHistory:
             return APIAnswerShape(required: ["signedTransactions", "hasMore"], signed: ["signedTransactions"])
         case .orderLookup: return APIAnswerShape(required: ["status"], signed: ["signedTransactions"])
         case .subscriptionStatuses: return APIAnswerShape(required: ["data"], signed: ["data"])
@@ -439,8 +444,17 @@ struct APIAnswerShape {
         case .extendRenewalDate: return APIAnswerShape(required: ["success"], signed: [])
         case .massExtendRenewalDate: return APIAnswerShape(required: ["requestIdentifier"], signed: [])
         case .massExtendStatus: return APIAnswerShape(required: ["requestIdentifier", "complete"], signed: [])
-        case .consumptionInfo, .setAppAccountToken, .finishTransaction:
+        case .consumptionInfo, .consumptionInfoV1, .setAppAccountToken, .finishTransaction,
+             .uploadImage, .deleteImage, .uploadMessage, .deleteMessage, .configureDefaultMessage, .deleteDefaultMessage,
+             .configureRealtimeURL, .deleteRealtimeURL:
             return APIAnswerShape(required: [], signed: [], isEmpty: true)
+        // Apple may leave an empty list out, so a list answer needs none of its keys.
+        case .listImages: return APIAnswerShape(required: [], signed: [])
+        case .listMessages: return APIAnswerShape(required: [], signed: [])
+        case .getDefaultMessage: return APIAnswerShape(required: ["messageIdentifier"], signed: [])
+        case .getRealtimeURL: return APIAnswerShape(required: ["realtimeURL"], signed: [])
+        case .initiatePerformanceTest: return APIAnswerShape(required: ["requestId"], signed: [])
+        case .performanceTestResult: return APIAnswerShape(required: [], signed: [])
         }
     }
 

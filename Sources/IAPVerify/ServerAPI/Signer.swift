@@ -16,6 +16,8 @@ public final class Signer: @unchecked Sendable {
     /// for both environments or per environment.
     package let testBaseURL: String?
     public let testSandboxBaseURL: String?
+    /// Where calls with environment LocalTesting go (a server the developer runs).
+    public private(set) var localTestingBaseURL: String?
 
     /// Parses the signer config: `private_key_pem`, `key_id`, `issuer_id`, `bundle_id`, and the
     /// test-only `test_base_url` (one URL, or {"production": ..., "sandbox": ...}). Anything missing, unknown or of the wrong type is a config error.
@@ -27,7 +29,7 @@ public final class Signer: @unchecked Sendable {
         guard let members = doc.root.members else {
             throw .config("signer config: expected a JSON object, got \(doc.root.typeName)")
         }
-        var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?, sandboxBase: String?
+        var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?, sandboxBase: String?, localBase: String?
         for (name, value) in members {
             switch name {
             case "private_key_pem":
@@ -53,14 +55,19 @@ public final class Signer: @unchecked Sendable {
                         switch ServerEnvironment(anyCase: env) {
                         case .production?: base = u
                         case .sandbox?: sandboxBase = u
-                        case nil: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected Production, Sandbox)")
+                        case .localTesting?, nil: throw .config("signer config.test_base_url: unknown key \"\(env)\" (expected Production, Sandbox)")
                         }
                     }
                 } else {
                     throw .config("signer config.test_base_url must be a string or {\"Production\": ..., \"Sandbox\": ...}")
                 }
+            case "local_testing_base_url":
+                guard let s = value.string, APIURL.isAnyBaseURL(s) else {
+                    throw .config("signer config.local_testing_base_url must be http(s)://host[:port] with no path: the server calls with environment LocalTesting go to")
+                }
+                localBase = s
             default:
-                throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, test_base_url)")
+                throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, local_testing_base_url, test_base_url)")
             }
         }
         guard let pem else { throw .config("signer config needs private_key_pem: the .p8 key from App Store Connect, as PEM text") }
@@ -69,6 +76,7 @@ public final class Signer: @unchecked Sendable {
         guard let bundleID else { throw .config("signer config needs bundle_id: your app's bundle identifier") }
         try self.init(privateKeyPEM: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, testBaseURL: base,
                       testSandboxBaseURL: sandboxBase)
+        localTestingBaseURL = localBase
     }
 
     public init(privateKeyPEM: [UInt8], keyID: String, issuerID: String, bundleID: String,

@@ -87,12 +87,13 @@ public struct OptionValues: Sendable {
             }
             deviceID = bytes
         case .environment:
-            guard let s = value.string, let e = ServerEnvironment.parse(s, path: path, deprecations: &deprecations) else {
-                throw .argument("\(path) must be \(ServerEnvironment.expected): the host that answered")
+            guard let s = value.string, let e = ServerEnvironment.parse(s, path: path, deprecations: &deprecations),
+                  e != .localTesting || entry == .apiResponse else {
+                throw .argument("\(path) must be \(entry == .apiResponse ? ServerEnvironment.expectedForAPI : ServerEnvironment.expected): the host that answered")
             }
             environment = e
         case .endpoint where entry == .response:
-            guard let s = value.string, let e = ServerEnvironment(anyCase: s) else {
+            guard let s = value.string, let e = ServerEnvironment(anyCase: s), e != .localTesting else {
                 throw .argument("\(path) is the old name of options.environment, which must be \(ServerEnvironment.expected)")
             }
             deprecations.append("options.endpoint is deprecated for /verifyReceipt answers: write \"environment\": \"\(e.rawValue)\"; the old name goes in the next release")

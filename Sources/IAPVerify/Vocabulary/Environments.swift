@@ -20,14 +20,23 @@ public enum GracePeriodPolicy: String, Sendable {
     case ignore
 }
 
-/// Which of Apple's two servers a call goes to or an answer came from, for /verifyReceipt and
-/// the App Store Server API alike, spelled as Apple spells environments.
+/// Which of Apple's servers a call goes to or an answer came from, for /verifyReceipt and the App
+/// Store Server API alike, spelled as Apple spells environments. `LocalTesting` is a server the
+/// developer runs (the signer's `local_testing_base_url`), for the App Store Server API only.
 public enum ServerEnvironment: String, Sendable, CaseIterable {
     case production = "Production"
     case sandbox = "Sandbox"
+    case localTesting = "LocalTesting"
 
-    /// The environment a receipt or signed item from this server must name.
-    public var receiptEnvironment: ReceiptEnvironment { self == .production ? .production : .sandbox }
+    /// The environment a receipt or signed item from this server must name (LocalTesting data is
+    /// Xcode's: opt-in, with its own roots).
+    public var receiptEnvironment: ReceiptEnvironment {
+        switch self {
+        case .production: return .production
+        case .sandbox: return .sandbox
+        case .localTesting: return .xcode
+        }
+    }
 
     /// Reads a value the host wrote. Another casing (release 0.1 wrote "production" and
     /// "sandbox") still works for one release; the note saying so goes to `deprecations`.
@@ -45,6 +54,7 @@ public enum ServerEnvironment: String, Sendable, CaseIterable {
     }
 
     static let expected = "\"Production\" or \"Sandbox\""
+    static let expectedForAPI = "\"Production\", \"Sandbox\" or \"LocalTesting\""
 }
 
 /// How checks 2–7 are carried out. `.reference` exists so that the fast path can always be

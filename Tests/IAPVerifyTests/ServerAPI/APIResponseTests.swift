@@ -234,4 +234,25 @@ final class APIResponseTests: XCTestCase {
         o.endpoint = .transactionInfo
         XCTAssertThrowsError(try v.interpretAPIResponse([UInt8](), options: o, nowMs: 0))
     }
+
+    /// Retention Messaging answers are unsigned data: their fields come back in `unsigned`, a
+    /// delete answers with no body, and an answer of another shape is refused.
+    func testRetentionMessagingAnswers() throws {
+        let id = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let list = try interpret(FakeApple.json(["imageIdentifiers": [["imageIdentifier": id, "imageState": "APPROVED"]]]),
+                                 apiOptions("list_images", status: 200))
+        XCTAssertEqual(list.verdict, .valid, list.judgement.reason)
+        let unsigned = resultDict(list.resultJSON())["unsigned"] as? [String: Any]
+        XCTAssertEqual(((unsigned?["imageIdentifiers"] as? [[String: Any]])?.first)?["imageState"] as? String, "APPROVED")
+        XCTAssertEqual(try interpret(FakeApple.json([String: Any]()), apiOptions("list_messages", status: 200)).verdict, .valid)
+        XCTAssertEqual(try interpret([], apiOptions("delete_image", status: 200)).action, .accept)
+        let message = try interpret(FakeApple.json(["messageIdentifier": id]), apiOptions("get_default_message", status: 200))
+        XCTAssertEqual(message.verdict, .valid)
+        XCTAssertEqual(try interpret(FakeApple.json(["realtimeURL": "https://example.com/r"]), apiOptions("get_realtime_url", status: 200)).verdict, .valid)
+        XCTAssertEqual(try interpret(FakeApple.json(["other": 1]), apiOptions("get_realtime_url", status: 200)).verdict, .malformed)
+        XCTAssertEqual(try interpret(FakeApple.json(["requestId": "r-1"]), apiOptions("initiate_performance_test", status: 200)).verdict, .valid)
+        let notFound = try interpret(FakeApple.json(["errorCode": 4040013, "errorMessage": "Image not found"]), apiOptions("delete_image", status: 404))
+        XCTAssertEqual(notFound.action, .reject)
+        XCTAssertEqual(notFound.errorCode, 4040013)
+    }
 }

@@ -85,8 +85,19 @@ final class SignerTests: XCTestCase {
         }
     }
 
+    static let id = "7E3FB20B-4CDB-47CC-936D-99D65F608138"
+    static let lowerID = id.lowercased()
+    /// A 1x1 PNG.
+    static let pngBytes: [UInt8] = Base64.decode(Array("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==".utf8))!
+    static let png = Base64.encode(pngBytes)
+    static let consumptionV1: [String: Any] = [
+        "customerConsented": true, "consumptionStatus": 1, "platform": 1, "sampleContentProvided": false, "deliveryStatus": 0,
+        "appAccountToken": "", "accountTenure": 2, "playTime": 3, "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 4,
+        "userStatus": 1]
+
     func testEveryEndpointHasItsMethodAndPath() throws {
         let p = "https://api.storekit.apple.com/inApps"
+        let m = "\(p)/v1/messaging"
         let cases: [([String: Any], String, String)] = [
             (["endpoint": "transaction_info", "transaction_id": "2001"], "GET", "\(p)/v1/transactions/2001"),
             (["endpoint": "transaction_history", "transaction_id": "2001"], "GET", "\(p)/v2/history/2001"),
@@ -110,6 +121,24 @@ final class SignerTests: XCTestCase {
             (["endpoint": "test_notification"], "POST", "\(p)/v1/notifications/test"),
             (["endpoint": "test_notification_status", "test_notification_token": "abc_123"], "GET", "\(p)/v1/notifications/test/abc_123"),
             (["endpoint": "finish_transaction", "transaction_id": "2001"], "POST", "\(p)/v1/transactions/2001/finish"),
+            (["endpoint": "transaction_history_v1", "transaction_id": "2001"], "GET", "\(p)/v1/history/2001"),
+            (["endpoint": "consumption_info_v1", "transaction_id": "2001", "body": Self.consumptionV1], "PUT", "\(p)/v1/transactions/consumption/2001"),
+            (["endpoint": "upload_image", "image_identifier": Self.id, "body_base64": Self.png], "PUT", "\(m)/image/\(Self.lowerID)"),
+            (["endpoint": "delete_image", "image_identifier": Self.id], "DELETE", "\(m)/image/\(Self.lowerID)"),
+            (["endpoint": "list_images"], "GET", "\(m)/image/list"),
+            (["endpoint": "upload_message", "message_identifier": Self.id, "body": ["header": "Stay", "body": "Half price"]],
+             "PUT", "\(m)/message/\(Self.lowerID)"),
+            (["endpoint": "delete_message", "message_identifier": Self.id], "DELETE", "\(m)/message/\(Self.lowerID)"),
+            (["endpoint": "list_messages"], "GET", "\(m)/message/list"),
+            (["endpoint": "configure_default_message", "product_id": "pro.monthly", "locale": "en-US", "body": ["messageIdentifier": Self.id]],
+             "PUT", "\(m)/default/pro.monthly/en-US"),
+            (["endpoint": "get_default_message", "product_id": "pro.monthly", "locale": "en-US"], "GET", "\(m)/default/pro.monthly/en-US"),
+            (["endpoint": "delete_default_message", "product_id": "pro.monthly", "locale": "en-US"], "DELETE", "\(m)/default/pro.monthly/en-US"),
+            (["endpoint": "configure_realtime_url", "body": ["realtimeURL": "https://example.com/retention"]], "PUT", "\(m)/realtime/url"),
+            (["endpoint": "get_realtime_url"], "GET", "\(m)/realtime/url"),
+            (["endpoint": "delete_realtime_url"], "DELETE", "\(m)/realtime/url"),
+            (["endpoint": "initiate_performance_test", "body": ["originalTransactionId": "1000"]], "POST", "\(m)/performanceTest"),
+            (["endpoint": "performance_test_result", "request_id": "req-1"], "GET", "\(m)/performanceTest/result/req-1"),
         ]
         XCTAssertEqual(Set(cases.map { $0.0["endpoint"] as! String }), Set(APIEndpoint.allCases.map(\.rawValue)))
         for (call, method, url) in cases {
@@ -124,6 +153,75 @@ final class SignerTests: XCTestCase {
             XCTAssertEqual(doc["url"] as? String, url)
             XCTAssertEqual(doc["method"] as? String, method)
         }
+    }
+
+    /// Retention Messaging: the image goes as its bytes (base64 in the result), messages as JSON in
+    /// the table's order with UUIDs lower-cased, and what Apple would refuse is refused here.
+    func testRetentionMessagingBodies() throws {
+        let image = try build(["endpoint": "upload_image", "image_identifier": Self.id, "body_base64": Self.png,
+                               "query": ["imageSize": "BULLET_POINT"]]).get()
+        XCTAssertEqual(image.body, Self.pngBytes)
+        XCTAssertTrue(image.headers.contains { $0.name == "Content-Type" && $0.value == "image/png" })
+        XCTAssertTrue(image.url.hasSuffix("?imageSize=BULLET_POINT"), image.url)
+        let doc = resultDict(image.resultJSON())
+        XCTAssertTrue(doc["body"] is NSNull)
+        XCTAssertEqual(doc["body_base64"] as? String, Self.png)
+
+        let message = try build(["endpoint": "upload_message", "message_identifier": Self.id,
+                                 "body": ["bulletPoints": [["altText": "a star", "imageIdentifier": Self.id, "text": "Ünïcode ✓"]],
+                                          "body": "Half price for three months", "header": "Before you go",
+                                          "image": ["altText": "A gift", "imageIdentifier": Self.id], "headerPosition": "ABOVE_IMAGE"]]).get()
+        XCTAssertEqual(String(decoding: message.body!, as: UTF8.self),
+                       #"{"header":"Before you go","body":"Half price for three months","image":{"imageIdentifier":"\#(Self.lowerID)","altText":"A gift"},"headerPosition":"ABOVE_IMAGE","bulletPoints":[{"text":"Ünïcode ✓","imageIdentifier":"\#(Self.lowerID)","altText":"a star"}]}"#)
+        // 66 characters of header, counted as characters, not bytes.
+        XCTAssertNoThrow(try build(["endpoint": "upload_message", "message_identifier": Self.id,
+                                    "body": ["header": String(repeating: "é", count: 66), "body": "b"]]).get())
+
+        let refused: [([String: Any], String)] = [
+            (["endpoint": "upload_image", "image_identifier": Self.id, "body_base64": Base64.encode(Array("GIF89a....".utf8))], "not a PNG"),
+            (["endpoint": "upload_image", "image_identifier": Self.id], "body_base64"),
+            (["endpoint": "upload_image", "image_identifier": Self.id, "body": ["x": 1]], "body_base64"),
+            (["endpoint": "upload_image", "image_identifier": "img-1", "body_base64": Self.png], "UUID"),
+            (["endpoint": "delete_image", "image_identifier": "../x"], "UUID"),
+            (["endpoint": "upload_message", "message_identifier": Self.id, "body": ["header": String(repeating: "a", count: 67), "body": "b"]], "66"),
+            (["endpoint": "upload_message", "message_identifier": Self.id, "body": ["header": "h", "body": String(repeating: "b", count: 145)]], "144"),
+            (["endpoint": "upload_message", "message_identifier": Self.id, "body": ["header": "h", "body": "b", "image": ["imageIdentifier": Self.id]]], "altText"),
+            (["endpoint": "upload_message", "message_identifier": Self.id,
+              "body": ["header": "h", "body": "b", "bulletPoints": Array(repeating: ["text": "t", "imageIdentifier": Self.id, "altText": "a"], count: 6)]], "at most 5"),
+            (["endpoint": "upload_message", "message_identifier": Self.id, "body": ["header": "h", "body": "b", "headerPosition": "BELOW"]], "ABOVE_BODY"),
+            (["endpoint": "configure_default_message", "product_id": "p", "locale": "en/US", "body": ["messageIdentifier": Self.id]], "delimiter"),
+            (["endpoint": "configure_realtime_url", "body": ["realtimeURL": String(repeating: "u", count: 257)]], "256"),
+            (["endpoint": "list_images", "body_base64": Self.png], "takes no body"),
+            (["endpoint": "consumption_info_v1", "transaction_id": "1", "body": ["customerConsented": true]], "consumptionStatus"),
+        ]
+        for (call, words) in refused {
+            switch build(call) {
+            case .success: XCTFail("built \(call)")
+            case .failure(let e):
+                XCTAssertEqual(e.status, .invalidArgument)
+                XCTAssertTrue(e.message.contains(words), "\(e.message) should say \(words)")
+            }
+        }
+    }
+
+    func testDeprecatedCallsSaySoAndLocalTestingNeedsItsURL() throws {
+        let v1 = try build(["endpoint": "transaction_history_v1", "transaction_id": "2001", "query": ["sort": "DESCENDING"]]).get()
+        XCTAssertTrue(v1.url.hasSuffix("/inApps/v1/history/2001?sort=DESCENDING"), v1.url)
+        XCTAssertEqual(v1.deprecations, ["transaction_history_v1 is deprecated by Apple: call transaction_history instead"])
+        switch build(["endpoint": "list_images", "environment": "LocalTesting"]) {
+        case .success: XCTFail("LocalTesting without a base URL")
+        case .failure(let e): XCTAssertTrue(e.message.contains("local_testing_base_url"), e.message)
+        }
+        var config = try JSONSerialization.jsonObject(with: Data(FakeApple.bytes("signer.json"))) as! [String: Any]
+        config["local_testing_base_url"] = "http://storekit-mock.internal:8080"
+        let json = try JSONSerialization.data(withJSONObject: config)
+        let local = try json.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) }
+        let r = try build(["endpoint": "list_images", "environment": "LocalTesting"], signer: local).get()
+        XCTAssertEqual(r.url, "http://storekit-mock.internal:8080/inApps/v1/messaging/image/list")
+        XCTAssertEqual(r.environment, .localTesting)
+        config["local_testing_base_url"] = "http://host/path"
+        let bad = try JSONSerialization.data(withJSONObject: config)
+        XCTAssertThrowsError(try bad.withUnsafeBytes { raw throws(IAPVFailure) in try Signer(json: raw) })
     }
 
     func testHostsQueryAndBody() throws {

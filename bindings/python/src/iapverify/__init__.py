@@ -408,9 +408,14 @@ class Signer(_Handle):
     def api_request(self, call: JSONish, now_ms: Optional[int] = None) -> APIRequest:
         """The exact HTTP request for one call, e.g. ``{"endpoint": "transaction_history",
         "environment": "Production", "transaction_id": "...", "query": {"sort": "ASCENDING"}}``.
+        ``upload_image`` takes the PNG file's ``bytes`` as ``body``.
         An unknown endpoint or a bad parameter is an ``InvalidArgumentError``. See ``APIRequest``
         for sending it with urllib, requests or httpx."""
         when = _when(now_ms)
+        if isinstance(call, Mapping) and isinstance(call.get("body"), _BYTES_LIKE):
+            # A file's bytes (upload_image's PNG) travel base64 in the call.
+            call = {**call, "body_base64": _base64.b64encode(bytes(call["body"])).decode()}
+            del call["body"]
         data = _json_bytes(call, "call")
         assert data is not None
         fn = _library().iapv_api_request

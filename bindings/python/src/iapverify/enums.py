@@ -99,6 +99,8 @@ class ServerEnvironment(StrEnum):
 
     PRODUCTION = "Production"
     SANDBOX = "Sandbox"
+    #: A server the developer runs (the signer's ``local_testing_base_url``); API calls only.
+    LOCAL_TESTING = "LocalTesting"
 
 
 def server_environment(value: str) -> "Union[ServerEnvironment, str]":

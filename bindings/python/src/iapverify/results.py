@@ -325,8 +325,10 @@ def parse_token(text: str) -> APIToken:
 def parse_request(text: str) -> APIRequest:
     d = _json.loads(text)
     body = d.get("body")
+    binary = d.get("body_base64")
+    data = body.encode() if body is not None else _base64.b64decode(binary) if binary is not None else None
     return APIRequest(endpoint=d["endpoint"], environment=known(ServerEnvironment, d["environment"]), method=d["method"],
-                      url=d["url"], headers=dict(d.get("headers") or {}), body=None if body is None else body.encode(),
+                      url=d["url"], headers=dict(d.get("headers") or {}), body=data,
                       token_expires_at_ms=d["token_expires_at_ms"], raw=d, deprecations=list(d.get("deprecations") or []))
 
 
