@@ -27,9 +27,10 @@ type Result struct {
 	// CatalogConflicts lists catalog entries whose type contradicts the type Apple signed.
 	CatalogConflicts []CatalogConflict `json:"catalog_conflicts"`
 	IntroEligible    map[string]bool   `json:"intro_eligible"`
-	Kind             string            `json:"kind,omitempty"`         // JWS only
-	Transaction      json.RawMessage   `json:"transaction,omitempty"`  // JWS only
-	Notification     json.RawMessage   `json:"notification,omitempty"` // JWS only
+	Kind             string            `json:"kind,omitempty"`             // JWS only
+	Transaction      json.RawMessage   `json:"transaction,omitempty"`      // JWS only
+	Notification     json.RawMessage   `json:"notification,omitempty"`     // JWS only
+	RealtimeRequest  json.RawMessage   `json:"realtime_request,omitempty"` // JWS only: a Retention Messaging realtime request
 	// Revocation is the signing certificate's OCSP facts: a JWS result's "revocation", a receipt
 	// result's "receipt.signing.revocation". Nil until the chain verified.
 	Revocation *Revocation `json:"revocation,omitempty"`

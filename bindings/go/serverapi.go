@@ -205,13 +205,14 @@ type OfferSignature struct {
 	TimestampMs int64  `json:"timestamp_ms"`
 	Signature   string `json:"signature"` // promotional_offer_v1
 	JWS         string `json:"jws"`       // promotional_offer_v2, introductory_offer_eligibility, advanced_commerce_request
+	Body        string `json:"body"`      // realtime_response: the JSON body that answers Apple's realtime request
 	Raw         []byte `json:"-"`
 }
 
 // Sign signs what an app asks its server for, at now (the V1 timestamp, the V2 iat):
 //
 //	{"kind": "promotional_offer_v1" | "promotional_offer_v2" | "introductory_offer_eligibility" |
-//	 "advanced_commerce_request", "nonce": "<a UUID made for this request>", ...the kind's fields}
+//	 "advanced_commerce_request" | "realtime_response", "nonce": "<a UUID made for this request>", ...the kind's fields}
 //
 // request may be JSON text ([]byte, json.RawMessage or string) or any value encoding/json
 // marshals to such an object. A missing, bad or foreign field matches ErrInvalidArgument and the

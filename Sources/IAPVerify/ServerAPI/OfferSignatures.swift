@@ -9,11 +9,14 @@ public enum SignatureKind: String, CaseIterable, Sendable {
     case promotionalOfferV2 = "promotional_offer_v2"
     case introductoryOfferEligibility = "introductory_offer_eligibility"
     case advancedCommerceRequest = "advanced_commerce_request"
+    /// The body a server answers a Retention Messaging realtime request with: a message, an
+    /// alternate product, or a promotional offer signed here (V1 or V2).
+    case realtimeResponse = "realtime_response"
 
     /// The `aud` of the V2 JWS.
     var audience: String? {
         switch self {
-        case .promotionalOfferV1: return nil
+        case .promotionalOfferV1, .realtimeResponse: return nil
         case .promotionalOfferV2: return "promotional-offer"
         case .introductoryOfferEligibility: return "introductory-offer-eligibility"
         case .advancedCommerceRequest: return "advanced-commerce-api"
@@ -30,6 +33,8 @@ public struct OfferSignature: Sendable {
     public var signature: String?
     /// V2: the compact JWS.
     public var jws: String?
+    /// realtime_response: the JSON body to answer Apple with, as text.
+    public var body: String?
 
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (jws?.utf8.count ?? 0))
@@ -40,6 +45,7 @@ public struct OfferSignature: Sendable {
         w.field("timestamp_ms", timestampMs)
         w.field("signature", signature)
         w.field("jws", jws)
+        w.field("body", body)
         w.endObject()
         return w.bytes
     }
@@ -89,6 +95,7 @@ extension Signer {
         case .promotionalOfferV2: allowed = ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
         case .introductoryOfferEligibility: allowed = ["kind", "nonce", "product_id", "allow_introductory_offer", "transaction_id"]
         case .advancedCommerceRequest: allowed = ["kind", "nonce", "request"]
+        case .realtimeResponse: allowed = ["kind", "nonce", "message_identifier", "alternate_product_id", "promotional_offer"]
         }
         for key in fields.keys where !allowed.contains(key) {
             throw .argument("signature request: \"\(key)\" does not apply to \(kind.rawValue) (expected \(allowed.sorted().joined(separator: ", ")))")
@@ -104,6 +111,7 @@ extension Signer {
             guard required == false || !s.isEmpty else { throw .argument("\(kind.rawValue) needs a non-empty \"\(key)\"") }
             return s
         }
+        if kind == .realtimeResponse { return try realtimeResponse(fields, nowMs: nowMs) }
         // The nonce: a UUID, sent lowercase as Apple requires.
         guard let rawNonce = try text("nonce"), APIURL.isUUID(rawNonce) else {
             throw .argument("\(kind.rawValue) needs \"nonce\": a UUID the server made for this one request")
@@ -119,6 +127,8 @@ extension Signer {
             let message = [bundleID, keyID, product, offer, account, nonce, String(nowMs)].joined(separator: separator)
             guard let der = ecdsaDER(Array(message.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
             return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: nowMs, signature: Base64.encode(der), jws: nil)
+        case .realtimeResponse:
+            throw IAPVFailure(.internal, "realtime responses are built above")
         case .promotionalOfferV2, .introductoryOfferEligibility, .advancedCommerceRequest:
             var p = JSONWriter(capacity: 512)
             p.beginObject()
@@ -153,12 +163,101 @@ extension Signer {
                     throw .argument("advanced_commerce_request \"request\" must be the text of a JSON object")
                 }
                 p.field("request", Base64.encode(bytes))
-            case .promotionalOfferV1:
+            case .promotionalOfferV1, .realtimeResponse:
                 break
             }
             p.endObject()
             let jws = try compactJWS(header: jwtHeader, payload: p.bytes)
             return OfferSignature(kind: kind, keyID: keyID, nonce: nonce, timestampMs: (nowMs / 1000) * 1000, signature: nil, jws: jws)
         }
+    }
+}
+
+extension Signer {
+    /// The answer to a realtime request: exactly one of a message, an alternate product (with an
+    /// optional message) or a promotional offer (with an optional message), whose signature is
+    /// made here with the nonce and time of this call.
+    fileprivate func realtimeResponse(_ fields: [String: ConfigJSONValue], nowMs: Int64) throws(IAPVFailure) -> OfferSignature {
+        func present(_ key: String) -> ConfigJSONValue? { fields[key].flatMap { $0.isNull ? nil : $0 } }
+        var message: String?
+        if let m = present("message_identifier") {
+            guard let s = m.string, APIURL.isUUID(s) else {
+                throw .argument("realtime_response \"message_identifier\" must be the UUID of a message you uploaded")
+            }
+            message = s.lowercased()
+        }
+        let product = present("alternate_product_id")
+        let offer = present("promotional_offer")
+        let chosen = [product != nil, offer != nil].filter { $0 }.count
+        guard chosen <= 1, chosen == 1 || message != nil else {
+            throw .argument("realtime_response needs exactly one answer: message_identifier alone, alternate_product_id, or promotional_offer (each with an optional message_identifier)")
+        }
+        var result = OfferSignature(kind: .realtimeResponse, keyID: keyID, nonce: "", timestampMs: nowMs, signature: nil, jws: nil)
+        var w = JSONWriter(capacity: 1024)
+        w.beginObject()
+        if let product {
+            guard let id = product.string, !id.isEmpty, id.utf8.count <= 512 else {
+                throw .argument("realtime_response \"alternate_product_id\" must be a product id")
+            }
+            w.key("alternateProduct")
+            w.beginObject()
+            w.field("messageIdentifier", message)
+            w.field("productId", id)
+            w.endObject()
+        } else if let offer {
+            guard let members = offer.members else {
+                throw .argument("realtime_response \"promotional_offer\" must be an object: {\"version\": \"v1\" or \"v2\", \"product_id\", \"offer_identifier\", ...}")
+            }
+            var inner: [String: ConfigJSONValue] = [:]
+            for (k, v) in members { inner[k] = v }
+            guard let version = inner.removeValue(forKey: "version")?.string, version == "v1" || version == "v2" else {
+                throw .argument("realtime_response promotional_offer.version must be \"v1\" or \"v2\"")
+            }
+            // The offer is signed as its own kind would be, with this call's nonce and time.
+            var request = JSONWriter(capacity: 512)
+            request.beginObject()
+            request.field("kind", version == "v1" ? SignatureKind.promotionalOfferV1.rawValue : SignatureKind.promotionalOfferV2.rawValue)
+            if let nonce = fields["nonce"]?.string { request.field("nonce", nonce) }
+            for (k, v) in members where k != "version" {
+                request.key(text: k)
+                if let s = v.string { request.string(s) } else if v.isNull { request.null() } else {
+                    throw .argument("realtime_response promotional_offer.\(k) must be a string")
+                }
+            }
+            request.endObject()
+            let bytes = request.bytes
+            let signed = try bytes.withUnsafeBytes { raw in
+                Result { () throws(IAPVFailure) -> OfferSignature in try sign(raw, nowMs: nowMs) }
+            }.get()
+            (result.nonce, result.timestampMs, result.signature, result.jws) = (signed.nonce, signed.timestampMs, signed.signature, signed.jws)
+            w.key("promotionalOffer")
+            w.beginObject()
+            w.field("messageIdentifier", message)
+            if let jws = signed.jws {
+                w.field("promotionalOfferSignatureV2", jws)
+            } else {
+                w.key("promotionalOfferSignatureV1")
+                w.beginObject()
+                w.field("encodedSignature", signed.signature)
+                w.field("productId", inner["product_id"]?.string)
+                w.field("nonce", signed.nonce)
+                w.field("timestamp", signed.timestampMs)
+                w.field("keyId", keyID)
+                w.field("offerIdentifier", inner["offer_identifier"]?.string)
+                if let account = (inner["application_username"] ?? inner["app_account_token"])?.string, !account.isEmpty {
+                    w.field("appAccountToken", account.lowercased())
+                }
+                w.endObject()
+            }
+            w.endObject()
+        } else {
+            w.key("message")
+            w.beginObject()
+            w.field("messageIdentifier", message)
+            w.endObject()
+        }
+        w.endObject()
+        result.body = String(decoding: w.bytes, as: UTF8.self)
+        return result
     }
 }

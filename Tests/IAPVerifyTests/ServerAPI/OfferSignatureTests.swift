@@ -68,6 +68,50 @@ final class OfferSignatureTests: XCTestCase {
         }
     }
 
+    /// The answer to a realtime request: a message, an alternate product, or an offer signed here.
+    func testRealtimeResponses() throws {
+        let message = "7E3FB20B-4CDB-47CC-936D-99D65F608138"
+        let m = try sign(["kind": "realtime_response", "message_identifier": message]).get()
+        XCTAssertEqual(m.body, #"{"message":{"messageIdentifier":"7e3fb20b-4cdb-47cc-936d-99d65f608138"}}"#)
+        let alt = try sign(["kind": "realtime_response", "message_identifier": message, "alternate_product_id": "pro.yearly"]).get()
+        XCTAssertEqual(alt.body, #"{"alternateProduct":{"messageIdentifier":"7e3fb20b-4cdb-47cc-936d-99d65f608138","productId":"pro.yearly"}}"#)
+
+        let v2 = try sign(["kind": "realtime_response", "nonce": nonce, "message_identifier": message,
+                           "promotional_offer": ["version": "v2", "product_id": "pro.monthly", "offer_identifier": "stay", "transaction_id": "2001"]]).get()
+        let body2 = try JSONSerialization.jsonObject(with: Data(v2.body!.utf8)) as! [String: Any]
+        let offer2 = try XCTUnwrap(body2["promotionalOffer"] as? [String: Any])
+        let jws = try XCTUnwrap(offer2["promotionalOfferSignatureV2"] as? String)
+        XCTAssertEqual(jws, v2.jws)
+        XCTAssertTrue(ES256.verifyCompact(Array(jws.utf8), key: developerKey))
+
+        let v1 = try sign(["kind": "realtime_response", "nonce": nonce,
+                           "promotional_offer": ["version": "v1", "product_id": "pro.monthly", "offer_identifier": "stay",
+                                                 "application_username": "7E3FB20B-4CDB-47CC-936D-99D65F608138"]]).get()
+        let body1 = try JSONSerialization.jsonObject(with: Data(v1.body!.utf8)) as! [String: Any]
+        let offer1 = try XCTUnwrap((body1["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV1"] as? [String: Any])
+        XCTAssertEqual(offer1["keyId"] as? String, "FAKEKEY123")
+        XCTAssertEqual(offer1["nonce"] as? String, nonce.lowercased())
+        XCTAssertEqual(offer1["timestamp"] as? Int64, now)
+        XCTAssertEqual(offer1["appAccountToken"] as? String, "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        let signed = ["com.example.fake", "FAKEKEY123", "pro.monthly", "stay", "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+                      nonce.lowercased(), String(now)].joined(separator: "\u{2063}")
+        let der = try XCTUnwrap(Base64.decode(Array((offer1["encodedSignature"] as! String).utf8)))
+        XCTAssertTrue(Array(signed.utf8).withUnsafeBytes { developerKey.verify(signature: der[...], message: $0, digest: .sha256) })
+
+        for (request, words) in [
+            (["kind": "realtime_response"], "exactly one"),
+            (["kind": "realtime_response", "alternate_product_id": "p", "promotional_offer": ["version": "v2"]], "exactly one"),
+            (["kind": "realtime_response", "message_identifier": "m-1"], "UUID"),
+            (["kind": "realtime_response", "nonce": nonce, "promotional_offer": ["version": "v3"]], "v1"),
+            (["kind": "realtime_response", "promotional_offer": ["version": "v2", "product_id": "p", "offer_identifier": "o"]], "nonce"),
+        ] as [([String: Any], String)] {
+            switch sign(request) {
+            case .success: XCTFail("signed \(request)")
+            case .failure(let e): XCTAssertTrue(e.message.contains(words), "\(e.message) should say \(words)")
+            }
+        }
+    }
+
     func testV2Signatures() throws {
         let cases: [([String: Any], String, [String: Any])] = [
             (["kind": "promotional_offer_v2", "nonce": nonce, "product_id": "pro.monthly", "offer_identifier": "spring", "transaction_id": "2001"],

@@ -182,6 +182,11 @@ class JWSResult(Result):
     renewal_info: Optional[RenewalInfo] = None
     notification: Optional[Notification] = None
     signed_date_ms: Optional[int] = None
+    #: A Retention Messaging realtime request (``kind == "realtime_request"``): its
+    #: ``original_transaction_id``, ``product_id``, ``user_locale``, ``request_identifier``,
+    #: ``app_apple_id``, ``signed_date_ms`` and ``action`` (respond, ignore_duplicate,
+    #: ignore_stale, reject); None for other kinds.
+    realtime_request: Optional[dict] = None
 
     @property
     def effect(self) -> Optional[str]:
@@ -309,12 +314,14 @@ class OfferSignature:
     signature: Optional[str]
     jws: Optional[str]
     raw: dict = field(repr=False)
+    #: ``realtime_response``: the JSON body to answer Apple's realtime request with, as text.
+    body: Optional[str] = None
 
 
 def parse_signature(text: str) -> OfferSignature:
     d = _json.loads(text)
     return OfferSignature(kind=d["kind"], key_id=d["key_id"], nonce=d["nonce"], timestamp_ms=d["timestamp_ms"],
-                          signature=d.get("signature"), jws=d.get("jws"), raw=d)
+                          signature=d.get("signature"), jws=d.get("jws"), raw=d, body=d.get("body"))
 
 
 def parse_token(text: str) -> APIToken:
@@ -373,7 +380,7 @@ def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api
     if jws:
         return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=Transaction.maybe(d.get("transaction")),
                          renewal_info=RenewalInfo.maybe(d.get("renewal_info")), notification=Notification.maybe(d.get("notification")),
-                         signed_date_ms=d.get("signed_date_ms"))
+                         signed_date_ms=d.get("signed_date_ms"), realtime_request=d.get("realtime_request"))
     if response:
         return ResponseResult(**common, status=d.get("status"), action=known(Action, d.get("action", "reject")),
                               retry_after_ms=d.get("retry_after_ms"), environment=known(Environment, d.get("environment")),
