@@ -12,6 +12,8 @@ Who may ask what:
 - the operator endpoints (`POST /jobs/retry`, `GET /metrics`) need `Authorization: Bearer
   <operator token>`;
 - `POST /apple/notifications` is Apple's: the signature of the payload is its credential;
+- `POST /apple/retention` is Apple's too (the Retention Messaging realtime URL), with the same
+  credential: the signature of its payload.
 - `GET /health` says only whether the database answers and how long the queue is.
 
 The library calls block, so the endpoints are plain functions: FastAPI runs them in its thread
@@ -204,6 +206,12 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         status, result = service.handle_notification(body.signedPayload)
         return JSONResponse(result, status_code=status)
 
+    @app.post("/apple/retention")
+    def realtime(body: NotificationRequest) -> JSONResponse:
+        # Apple's Retention Messaging realtime URL: {"signedPayload": ...}, like a notification.
+        status, result = service.handle_realtime_request(body.signedPayload)
+        return JSONResponse(result, status_code=status)
+
     @app.get("/health")
     def health() -> JSONResponse:
         try:
@@ -242,7 +250,7 @@ class BodyLimits:
     def limit_for(self, path: str) -> int:
         if path == "/receipts":
             return self.limits.max_receipt_bytes
-        if path == "/apple/notifications":
+        if path in ("/apple/notifications", "/apple/retention"):
             return self.limits.max_notification_bytes
         return self.limits.max_body_bytes
 

@@ -81,6 +81,10 @@ SCHEMA = [
         original_transaction_id TEXT, transaction_id TEXT, user_id TEXT, signed_date_ms BIGINT,
         received_ms BIGINT NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL, signed_payload TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS notifications_by_original ON notifications (original_transaction_id, received_ms)",
+    # Retention Messaging realtime requests answered: Apple may send one again, and gets the same answer.
+    """CREATE TABLE IF NOT EXISTS realtime_requests (
+        request_identifier TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL, product_id TEXT NOT NULL,
+        answer TEXT NOT NULL, received_ms BIGINT NOT NULL)""",
     # Watermarks: how far Apple's notification history has been read, per environment.
     "CREATE TABLE IF NOT EXISTS service_marks (name TEXT PRIMARY KEY, value_ms BIGINT NOT NULL)",
 ]
@@ -488,6 +492,19 @@ class Ledger:
             (n["notification_uuid"], n["notification_type"], n.get("subtype"), n.get("original_transaction_id"),
              n.get("transaction_id"), n.get("user_id"), n.get("signed_date_ms"), n["received_ms"], n["action"],
              n["source"], n["signed_payload"])) == 1
+
+    def realtime_answer(self, db: "_Cursor", request_identifier: str) -> Optional[str]:
+        """The answer given to a realtime request already handled, or None."""
+        rows = db.query("SELECT answer FROM realtime_requests WHERE request_identifier = ?", (request_identifier,))
+        return rows[0][0] if rows else None
+
+    def record_realtime(self, db: "_Cursor", request_identifier: str, original_transaction_id: str, product_id: str,
+                        answer: str, received_ms: int) -> bool:
+        """Stores the answer to a realtime request; False when one is already stored for it."""
+        return db.execute(
+            "INSERT INTO realtime_requests (request_identifier, original_transaction_id, product_id, answer, received_ms)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (request_identifier) DO NOTHING",
+            (request_identifier, original_transaction_id, product_id, answer, received_ms)) == 1
 
     def has_notification(self, db: "_Cursor", notification_uuid: str) -> bool:
         return bool(db.query("SELECT 1 FROM notifications WHERE notification_uuid = ?", (notification_uuid,)))

@@ -166,14 +166,18 @@ class PurchaseService:
                  signer_config: Optional[dict] = None, api_base_url: Union[str, dict, None] = None,
                  token_clock: Optional[Callable[[], int]] = None, heartbeat_ms: Optional[int] = None,
                  recovery_every_ms: int = RECOVERY_EVERY_MS, renewal_slack_ms: int = RENEWAL_SLACK_MS,
-                 consumption_consent: bool = True):
+                 consumption_consent: bool = True, retention: Optional[dict] = None):
         """signer_config enables the StoreKit 2 flow and the recovery jobs. api_base_url (tests only)
         sends those calls to a fake App Store Server API: one URL, or {"Production": ...,
         "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()); `clock` (tests
         only) replaces it. Bearer tokens are issued at token_clock() (default: this host's real
         clock, which is what Apple checks them against). timeout_s bounds each call to Apple as a
-        whole (connecting, sending, reading), not each read."""
+        whole (connecting, sending, reading), not each read. retention maps a product id to the
+        answer given to Apple's Retention Messaging realtime requests about it: the fields of the
+        library's realtime_response signature kind (message_identifier, alternate_product_id,
+        promotional_offer)."""
         self.config = config
+        self.retention = dict(retention or {})
         self.verifier = iapverify.Verifier(config)
         self.environments = [e for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
         self.signers: dict = {}
@@ -280,6 +284,40 @@ class PurchaseService:
                 "entitlements": [entitlement_view(e) for e in result.raw["entitlements"]]}
 
     # -- App Store Server Notifications V2 ----------------------------------------------------------
+
+    def handle_realtime_request(self, signed_payload: str) -> tuple[int, dict]:
+        """Apple's Retention Messaging realtime request: a subscriber is about to cancel, and Apple
+        asks what to show them. Returns (HTTP status, body). 200 with the answer (the same one
+        again for a request Apple repeats; {} when there is nothing to offer for the product or the
+        request is a replay); 400 when the token is forged, foreign or not a realtime request."""
+        now = self.clock()
+        r = self.verifier.verify_jws(signed_payload.encode(), now_ms=now, options={"kind": "realtime_request"})
+        self.metrics.verdicts.labels("realtime_request", r.verdict).inc()
+        if not r.valid or r.realtime_request is None:
+            log_event(logging.WARNING, "realtime_request_refused", verdict=r.verdict, reason=r.reason)
+            return 400, {"status": "refused", "verdict": r.verdict, "reason": r.reason}
+        request = r.realtime_request
+        if request["action"] == "ignore_stale":
+            log_event(logging.WARNING, "realtime_request_stale", request_identifier=request["request_identifier"])
+            return 200, {}
+        with self.ledger.transaction() as db:
+            answer = self.ledger.realtime_answer(db, request["request_identifier"])
+        if answer is not None:
+            return 200, json.loads(answer)
+        rule = self.retention.get(request["product_id"])
+        signer = self.signers.get(r.environment) or next(iter(self.signers.values()), None)
+        body: dict = {}
+        if rule and signer:
+            # Each answer its own nonce: a promotional offer's signature is good for one use.
+            signed = signer.sign({"kind": "realtime_response", "nonce": str(uuid.uuid4()), **rule}, now_ms=now)
+            body = json.loads(signed.body or "{}")
+        with self.ledger.transaction() as db:
+            if not self.ledger.record_realtime(db, request["request_identifier"], request["original_transaction_id"],
+                                               request["product_id"], json.dumps(body), now):
+                body = json.loads(self.ledger.realtime_answer(db, request["request_identifier"]) or "{}")
+        log_event(logging.INFO, "realtime_request_answered", request_identifier=request["request_identifier"],
+                  product_id=request["product_id"], answer=next(iter(body), "nothing"))
+        return 200, body
 
     def handle_notification(self, signed_payload: str, source: str = "push") -> tuple[int, dict]:
         """Verifies a notification and applies it in one database transaction. Returns (HTTP
@@ -881,6 +919,8 @@ def main() -> None:
     parser.add_argument("--body-timeout-s", type=float, default=None, help="the whole request body must arrive within")
     parser.add_argument("--max-concurrency", type=int, default=None, help="connections and requests at once")
     parser.add_argument("--metrics-port", type=int, default=None, help="worker: serve /metrics on this port")
+    parser.add_argument("--retention", default=None,
+                        help="JSON file: product id -> the answer to Apple's realtime requests about it")
     args = parser.parse_args()
     setup_logging()
     with open(args.config) as f:
@@ -905,7 +945,8 @@ def main() -> None:
                               timeout_s=args.apple_timeout_s, lease_ms=args.lease_ms, heartbeat_ms=args.heartbeat_ms,
                               give_up_after_ms=args.give_up_after_ms, signer_config=signer_config,
                               api_base_url=api_base, recovery_every_ms=args.recovery_every_ms,
-                              consumption_consent=os.environ.get("CONSUMPTION_CONSENT", "1") != "0")
+                              consumption_consent=os.environ.get("CONSUMPTION_CONSENT", "1") != "0",
+                              retention=json.load(open(args.retention)) if args.retention else None)
     service.ensure_recovery_jobs()   # with a signer: the recurring history reads, due at once the first time
     stop = threading.Event()
     if args.role == "worker":

@@ -193,11 +193,53 @@ ENDPOINTS = [
     ("test_notification", {}, None, "POST", "/inApps/v1/notifications/test"),
     ("test_notification_status", {"test_notification_token": "abc-123"}, None, "GET", "/inApps/v1/notifications/test/abc-123"),
     ("finish_transaction", {"transaction_id": "1"}, None, "POST", "/inApps/v1/transactions/1/finish"),
+    ("transaction_history_v1", {"transaction_id": "1"}, None, "GET", "/inApps/v1/history/1"),
+    ("consumption_info_v1", {"transaction_id": "1"},
+     {"customerConsented": True, "consumptionStatus": 1, "platform": 1, "sampleContentProvided": False,
+      "deliveryStatus": 0, "appAccountToken": UUID, "accountTenure": 1, "playTime": 0, "lifetimeDollarsRefunded": 0,
+      "lifetimeDollarsPurchased": 2, "userStatus": 1}, "PUT", "/inApps/v1/transactions/consumption/1"),
+    ("delete_image", {"image_identifier": UUID}, None, "DELETE", f"/inApps/v1/messaging/image/{UUID}"),
+    ("list_images", {}, None, "GET", "/inApps/v1/messaging/image/list"),
+    ("upload_message", {"message_identifier": UUID}, {"header": "Before you go", "body": "Half price"},
+     "PUT", f"/inApps/v1/messaging/message/{UUID}"),
+    ("delete_message", {"message_identifier": UUID}, None, "DELETE", f"/inApps/v1/messaging/message/{UUID}"),
+    ("list_messages", {}, None, "GET", "/inApps/v1/messaging/message/list"),
+    ("configure_default_message", {"product_id": "pro.monthly", "locale": "en-US"}, {"messageIdentifier": UUID},
+     "PUT", "/inApps/v1/messaging/default/pro.monthly/en-US"),
+    ("get_default_message", {"product_id": "pro.monthly", "locale": "en-US"}, None,
+     "GET", "/inApps/v1/messaging/default/pro.monthly/en-US"),
+    ("delete_default_message", {"product_id": "pro.monthly", "locale": "en-US"}, None,
+     "DELETE", "/inApps/v1/messaging/default/pro.monthly/en-US"),
+    ("configure_realtime_url", {}, {"realtimeURL": "https://example.com/retention"}, "PUT", "/inApps/v1/messaging/realtime/url"),
+    ("get_realtime_url", {}, None, "GET", "/inApps/v1/messaging/realtime/url"),
+    ("delete_realtime_url", {}, None, "DELETE", "/inApps/v1/messaging/realtime/url"),
+    ("initiate_performance_test", {}, {"originalTransactionId": "5"}, "POST", "/inApps/v1/messaging/performanceTest"),
+    ("performance_test_result", {"request_id": "req-9"}, None, "GET", "/inApps/v1/messaging/performanceTest/result/req-9"),
 ]
+# A 1x1 PNG, the only body that is not JSON (upload_image).
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
 def test_the_table_covers_every_endpoint():
-    assert len({e[0] for e in ENDPOINTS}) == 15
+    assert len({e[0] for e in ENDPOINTS} | {"upload_image"}) == 31
+
+
+def test_an_image_is_sent_as_its_bytes():
+    with iapverify.Signer(SIGNER) as signer:
+        req = signer.api_request({"endpoint": "upload_image", "image_identifier": UUID.upper(), "body": PNG,
+                                  "query": {"imageSize": "FULL_SIZE"}}, now_ms=NOW)
+        assert (req.method, req.url) == ("PUT", f"https://api.storekit.apple.com/inApps/v1/messaging/image/{UUID}?imageSize=FULL_SIZE")
+        assert req.body == PNG and req.headers["Content-Type"] == "image/png"
+        assert req.to_urllib().data == PNG
+        with pytest.raises(iapverify.InvalidArgumentError, match="not a PNG"):
+            signer.api_request({"endpoint": "upload_image", "image_identifier": UUID, "body": b"GIF89a"}, now_ms=NOW)
+
+
+def test_a_realtime_response_carries_its_body():
+    with iapverify.Signer(SIGNER) as signer:
+        s = signer.sign({"kind": "realtime_response", "nonce": UUID, "alternate_product_id": "pro.yearly",
+                         "message_identifier": UUID}, now_ms=NOW)
+    assert json.loads(s.body) == {"alternateProduct": {"messageIdentifier": UUID, "productId": "pro.yearly"}}
 
 
 @pytest.mark.parametrize("endpoint, ids, body, method, path", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
