@@ -134,6 +134,15 @@ iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t l
                             const char *options_json, size_t options_len, int64_t now_ms,
                             iapv_result **out, iapv_error *err);
 
+/* Reads the transaction id out of an iOS 6 style transaction receipt (the base64 property list
+ * SKPaymentTransaction.transactionReceipt gave), WITHOUT verifying anything: no check of its
+ * signature is possible here. The verdict is "unverified" when the id was read (the result has
+ * "trusted": false, "transaction_id", "environment" and "purchase_info"), else "malformed"; it is
+ * never valid. Look the id up with the App Store Server API before granting anything.
+ * No verifier needed; thread-safe. */
+iapv_status iapv_read_transaction_receipt(const uint8_t *receipt, size_t len,
+                                          iapv_result **out, iapv_error *err);
+
 /* ---- App Store Server API, without I/O (docs: the server API) ----------------------------- */
 
 typedef struct iapv_signer iapv_signer;       /* immutable, shareable across threads */

@@ -258,6 +258,17 @@ private func built(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMu
     }
 }
 
+@_cdecl("iapv_read_transaction_receipt")
+public func iapv_read_transaction_receipt(_ receipt: UnsafePointer<UInt8>?, _ len: Int,
+                                          _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                          _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
+    guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
+    out.pointee = nil
+    guard let bytes = buffer(receipt, len) else { return fail(err, IAPVFailure(.invalidArgument, "receipt must not be NULL")) }
+    let report = TransactionReceiptReader.read(bytes)
+    return built(out, err, verdict: report.verdictName) { () throws(IAPVFailure) in report.resultJSON() }
+}
+
 @_cdecl("iapv_signer_new")
 public func iapv_signer_new(_ config: UnsafePointer<CChar>?, _ len: Int,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,

@@ -18,6 +18,7 @@ private func exportsMatchTheHeader() {
     sameType(CIAPVerifyHeader.iapv_interpret_response, IAPVerifyC.iapv_interpret_response)
     sameType(CIAPVerifyHeader.iapv_compute_entitlements, IAPVerifyC.iapv_compute_entitlements)
     sameType(CIAPVerifyHeader.iapv_verify_jws, IAPVerifyC.iapv_verify_jws)
+    sameType(CIAPVerifyHeader.iapv_read_transaction_receipt, IAPVerifyC.iapv_read_transaction_receipt)
     sameType(CIAPVerifyHeader.iapv_signer_new, IAPVerifyC.iapv_signer_new)
     sameType(CIAPVerifyHeader.iapv_signer_free, IAPVerifyC.iapv_signer_free)
     sameType(CIAPVerifyHeader.iapv_api_token, IAPVerifyC.iapv_api_token)

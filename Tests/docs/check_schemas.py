@@ -231,6 +231,13 @@ def hostile_cases() -> list[Case]:
     # A few through inspect too (malformed and unsupported shapes).
     for name in ("r_good.der", "r_empty.der", "r_digest_md5.der", "r_payload_not_set.der", "r_trailing_garbage.der"):
         cases.append(Case(f"inspect hostile {name}", "inspect", "inspect-result", FIX / "hostile" / name))
+    # iOS 6 transaction receipts: read, never verified; a broken one is malformed.
+    ios6 = ROOT / "Tests" / "shared" / "transaction_receipt_ios6.b64"
+    cases.append(Case("inspect an iOS 6 transaction receipt", "inspect", "transaction-receipt-result", ios6,
+                      expect="unverified"))
+    broken = base64.b64encode(b'{ "purchase-info" = "e30="; }')
+    cases.append(Case("inspect a transaction receipt without a transaction id", "inspect", "transaction-receipt-result",
+                      input_bytes=broken, expect="malformed"))
     return cases
 
 
@@ -840,9 +847,10 @@ ENUMERATED = {"verdict", "state", "action", "kind", "period", "ownership", "expi
 def collect_names(value, out: set, key: str | None = None) -> None:
     """Member names of a result, and the values of its enumerated members. Apple's raw `payload`
     and the group names of `intro_eligible` are data, not names; so are an API answer's `unsigned`
-    fields and its `app_transaction` (Apple's names, as Apple wrote them)."""
+    fields and its `app_transaction`, and a transaction receipt's `purchase_info` (Apple's names,
+    as Apple wrote them)."""
     if isinstance(value, dict):
-        if key in ("payload", "intro_eligible", "unsigned", "app_transaction"):
+        if key in ("payload", "intro_eligible", "unsigned", "app_transaction", "purchase_info"):
             return
         if key == "checks":
             out.update(value.values())

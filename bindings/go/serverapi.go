@@ -569,3 +569,40 @@ func (v *Verifier) InterpretHTTPResponse(resp *http.Response, endpoint string, e
 		Attempt:     attempt,
 	}, now)
 }
+
+// TransactionReceipt is what ReadTransactionReceipt read from an iOS 6 style transaction
+// receipt. Nothing in it is verified: TransactionID is only a name to look up.
+type TransactionReceipt struct {
+	Verdict       string            `json:"verdict"` // "unverified" when the id was read, else "malformed"
+	Reason        string            `json:"reason"`
+	TransactionID string            `json:"transaction_id"`
+	Environment   string            `json:"environment"` // "Sandbox"; empty in production receipts
+	PurchaseInfo  map[string]string `json:"purchase_info"`
+	Raw           []byte            `json:"-"`
+}
+
+// ReadTransactionReceipt reads the transaction id out of an iOS 6 style transaction receipt (the
+// base64 property list SKPaymentTransaction.transactionReceipt gave) WITHOUT verifying it: its
+// signature cannot be checked here. Verdict is "unverified" when the id was read, else
+// "malformed" with the reason. Look the id up with the App Store Server API (transaction_info)
+// before granting anything.
+func ReadTransactionReceipt(receipt []byte) (TransactionReceipt, error) {
+	var ptr *C.uint8_t
+	if len(receipt) > 0 {
+		ptr = (*C.uint8_t)(unsafe.Pointer(&receipt[0])) // read during the call only (cgo rules)
+	}
+	var out *C.iapv_result
+	var e C.iapv_error
+	status := C.iapv_read_transaction_receipt(ptr, C.size_t(len(receipt)), &out, &e)
+	runtime.KeepAlive(receipt)
+	if status != 0 {
+		return TransactionReceipt{}, statusError(status, &e)
+	}
+	text, _ := takeResult(out)
+	var r TransactionReceipt
+	if err := json.Unmarshal(text, &r); err != nil || r.Verdict == "" {
+		return TransactionReceipt{}, internal("transaction receipt result JSON: " + string(text))
+	}
+	r.Raw = text
+	return r, nil
+}

@@ -556,3 +556,25 @@ func TestOldSpellingsAreReportedAndForeignOptionsRefused(t *testing.T) {
 		t.Fatalf("a receipt option given to InterpretResponse: %v", err)
 	}
 }
+
+func TestReadTransactionReceipt(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "Tests", "shared", "transaction_receipt_ios6.b64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadTransactionReceipt(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != "unverified" || r.TransactionID != "1000000046178818" || r.Environment != "Sandbox" ||
+		r.PurchaseInfo["product-id"] != "com.example.coins" {
+		t.Fatalf("read %+v", r)
+	}
+	bad, err := ReadTransactionReceipt([]byte("hello"))
+	if err != nil || bad.Verdict != "malformed" || bad.TransactionID != "" {
+		t.Fatalf("hello: %+v, %v", bad, err)
+	}
+	if empty, err := ReadTransactionReceipt(nil); err != nil || empty.Verdict != "malformed" {
+		t.Fatalf("nil: %+v, %v", empty, err)
+	}
+}

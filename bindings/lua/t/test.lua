@@ -465,5 +465,29 @@ for _ = 1, 2000 do
 end
 check(valid == 2000, "2000 verifications")
 
+-- iOS 6 transaction receipts: the id is read, never verified.
+do
+    local text = read(root .. "/Tests/shared/transaction_receipt_ios6.b64")
+    local r = assert(iapverify.read_transaction_receipt(text))
+    check(r.verdict == "unverified" and r.transaction_id == "1000000046178818" and r.trusted == false,
+          "transaction receipt read: " .. tostring(r.verdict))
+    check(r.purchase_info["product-id"] == "com.example.coins", "transaction receipt purchase_info")
+    local bad = assert(iapverify.read_transaction_receipt("hello"))
+    check(bad.verdict == "malformed", "not a transaction receipt is malformed")
+    local none, err = iapverify.read_transaction_receipt(42)
+    check(none == nil and err:find("INVALID_ARGUMENT"), "a number is refused")
+end
+
+-- Retention Messaging: an image goes as its bytes.
+do
+    local signer = assert(iapverify.signer_new(read(root .. "/Tests/shared/fakeapple/signer.json")))
+    local png = iapverify.base64_decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    local req = assert(signer:api_request({ endpoint = "upload_image", image_identifier = "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+                                            body_base64 = iapverify.base64_encode(png) }, 1767225600000))
+    check(req.method == "PUT" and req.body == png and req.headers["Content-Type"] == "image/png", "upload_image sends the PNG bytes")
+    local del = assert(signer:api_request({ endpoint = "delete_realtime_url" }, 1767225600000))
+    check(del.method == "DELETE" and del.body == nil, "delete_realtime_url is a DELETE without a body")
+end
+
 print(("lua-test: %d passed, %d failed"):format(passed, failed))
 os.exit(failed == 0 and 0 or 1)

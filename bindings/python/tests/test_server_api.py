@@ -439,3 +439,17 @@ def test_empty_answers_and_argument_checks(verifier):
         verifier.interpret_api_response(b"", endpoint="transaction_info", http_status="200", now_ms=NOW)
     with pytest.raises(TypeError):
         verifier.interpret_api_response(b"", endpoint="transaction_info", http_status=429, retry_after=5, now_ms=NOW)
+
+
+# ---- iOS 6 transaction receipts ------------------------------------------------------------
+
+def test_a_transaction_receipt_is_read_not_verified():
+    text = (ROOT / "Tests" / "shared" / "transaction_receipt_ios6.b64").read_text()
+    r = iapverify.read_transaction_receipt(text)
+    assert (r.verdict, r.transaction_id, r.environment, r.trusted) == ("unverified", "1000000046178818", "Sandbox", False)
+    assert r.purchase_info["product-id"] == "com.example.coins" and "not verified" in r.reason
+    assert iapverify.read_transaction_receipt(text.encode()).transaction_id == "1000000046178818"
+    bad = iapverify.read_transaction_receipt(b"hello")
+    assert (bad.verdict, bad.transaction_id) == ("malformed", None)
+    with pytest.raises(TypeError):
+        iapverify.read_transaction_receipt(12345)  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ iapv_status iapv_verify_receipt(const iapv_verifier *v, const uint8_t *receipt, 
 iapv_status iapv_interpret_response(const iapv_verifier *v, const uint8_t *body, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_compute_entitlements(const iapv_verifier *v, const uint8_t *input_json, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
 iapv_status iapv_verify_jws(const iapv_verifier *v, const uint8_t *jws, size_t len, const char *options_json, size_t options_len, int64_t now_ms, iapv_result **out, iapv_error *err);
+iapv_status iapv_read_transaction_receipt(const uint8_t *receipt, size_t len, iapv_result **out, iapv_error *err);
 typedef struct iapv_signer iapv_signer;
 iapv_status iapv_signer_new(const char *config_json, size_t config_len, iapv_signer **out, iapv_error *err);
 void iapv_signer_free(iapv_signer *s);
@@ -373,7 +374,27 @@ function signer_methods:api_request(call_desc, now_ms)
     req, err = take(out[0])
     if not req then return nil, err end
     if req.body == cjson.null then req.body = nil end
+    -- A body that is not JSON (upload_image's PNG) comes base64: the bytes to send.
+    if type(req.body_base64) == "string" then req.body = _M.base64_decode(req.body_base64) end
+    if req.body_base64 == cjson.null then req.body_base64 = nil end
     return req
+end
+
+--- Reads the transaction id out of an iOS 6 style transaction receipt (the base64 property list
+--- SKPaymentTransaction.transactionReceipt gave) WITHOUT verifying it: { verdict = "unverified"
+--- (or "malformed"), reason, trusted = false, transaction_id, environment, purchase_info }, or nil
+--- and an error. Look the id up with the App Store Server API before granting anything.
+function _M.read_transaction_receipt(receipt)
+    if not lib then
+        local _, err = _M.load()
+        if not lib then return nil, err end
+    end
+    if type(receipt) ~= "string" then return nil, INVALID .. "receipt must be a string" end
+    local out = ffi.new("iapv_result *[1]")
+    local e = ffi.new("iapv_error")
+    local status = lib.iapv_read_transaction_receipt(receipt, #receipt, out, e)
+    if status ~= 0 then return failure(status, e) end
+    return take(out[0])
 end
 
 --- Signs what an app asks its server for (a table or JSON text): { kind = "promotional_offer_v1"

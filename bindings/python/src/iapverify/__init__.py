@@ -38,7 +38,8 @@ from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgument
                      TooLargeError, from_status)
 from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction, plain as _plain
 from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
-                      OrderMatch, Purchase, ResponseResult, Result, Revocation, parse, parse_request, parse_signature, parse_token)
+                      OrderMatch, Purchase, ResponseResult, Result, Revocation, TransactionReceipt, parse, parse_request,
+                      parse_signature, parse_token)
 
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
            "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus",
@@ -46,7 +47,7 @@ __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "E
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "ServerEnvironment",
            "NotificationType", "NotificationSubtype",
-           "library_version", "now_ms"]
+           "TransactionReceipt", "read_transaction_receipt", "library_version", "now_ms"]
 
 
 def __getattr__(name: str) -> object:
@@ -71,6 +72,29 @@ def _library() -> ctypes.CDLL:
 
 def library_version() -> str:
     return _library().iapv_version_string().decode()
+
+
+def read_transaction_receipt(receipt: Binary) -> TransactionReceipt:
+    """Reads the transaction id out of an iOS 6 style transaction receipt (the base64 property
+    list ``SKPaymentTransaction.transactionReceipt`` gave) WITHOUT verifying it: nothing in it can
+    be checked here. ``verdict`` is "unverified" when the id was read (``transaction_id``), else
+    "malformed" (``reason`` says why). Look the id up with the App Store Server API
+    (``transaction_info``) before granting anything."""
+    data = _binary(receipt, "receipt")
+    lib = _library()
+    result = ctypes.c_void_p()
+    err = _native.IAPVError()
+    status = lib.iapv_read_transaction_receipt(data, len(data), ctypes.byref(result), ctypes.byref(err))
+    if status != 0:
+        _raise(err, status)
+    try:
+        size = ctypes.c_size_t()
+        text = ctypes.string_at(lib.iapv_result_json(result, ctypes.byref(size)), size.value).decode()
+    finally:
+        lib.iapv_result_free(result)
+    d = _json.loads(text)
+    return TransactionReceipt(verdict=d["verdict"], reason=d["reason"], transaction_id=d.get("transaction_id"),
+                              environment=d.get("environment"), purchase_info=dict(d.get("purchase_info") or {}), raw=d)
 
 
 def now_ms() -> int:

@@ -318,6 +318,20 @@ class OfferSignature:
     body: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class TransactionReceipt:
+    """What ``read_transaction_receipt`` read from an iOS 6 style transaction receipt. Nothing in
+    it is verified (``trusted`` is always False): ``transaction_id`` is only a name to look up."""
+
+    verdict: str                      # "unverified" when the id was read, else "malformed"
+    reason: str
+    transaction_id: Optional[str]
+    environment: Optional[str]        # "Sandbox"; None in production receipts
+    purchase_info: dict
+    raw: dict = field(repr=False)
+    trusted: bool = False
+
+
 def parse_signature(text: str) -> OfferSignature:
     d = _json.loads(text)
     return OfferSignature(kind=d["kind"], key_id=d["key_id"], nonce=d["nonce"], timestamp_ms=d["timestamp_ms"],
