@@ -408,6 +408,7 @@ type Transaction struct {
 	TransactionReason    *string                `json:"transaction_reason,omitempty"` // PURCHASE or RENEWAL
 	Type                 *string                `json:"type,omitempty"`               // Apple's product type text
 	Environment          *string                `json:"environment,omitempty"`
+	BundleID             *string                `json:"bundle_id,omitempty"` // StoreKit 2: the app the transaction is for
 	BillingPlanType      *string                `json:"billing_plan_type,omitempty"`
 	Commitment           *TransactionCommitment `json:"commitment,omitempty"`
 

@@ -102,6 +102,7 @@ struct TransactionRecord {
         F.string("transaction_reason", "transactionReason", \.c.transactionReason),
         F.string("type", "type", \.c.type),
         F.string("environment", "environment", \.c.environment),
+        F.string("bundle_id", "bundleId", \.c.bundleID),
         F.string("billing_plan_type", "billingPlanType", \.c.billingPlanType),
     ], nested: ("commitment", "commitmentInfo", [
         F.int("billing_period_number", "billingPeriodNumber", \.c.commitmentBillingPeriodNumber),

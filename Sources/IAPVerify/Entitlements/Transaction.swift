@@ -120,6 +120,8 @@ public struct CommerceFields: Sendable, Equatable {
     /// Apple's product type text (Auto-Renewable Subscription, Consumable, ...).
     public var type: String?
     public var environment: String?
+    /// The app the signed transaction is for (StoreKit 2; receipts name it once, not per purchase).
+    public var bundleID: String?
     /// BILLED_UPFRONT or MONTHLY (a monthly plan with a commitment).
     public var billingPlanType: String?
     public var commitmentBillingPeriodNumber: Int64?

@@ -46,6 +46,8 @@ extension JWSReport {
             if let t = n.transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
             w.key("renewal_info")
             if let r = n.renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
+            w.key("app_transaction")
+            if let a = n.appTransactionJSON { w.rawJSON(a) } else { w.null() }
             w.endObject()
         } else {
             w.null()

@@ -90,6 +90,9 @@ public struct NotificationInfo: Sendable {
     /// The nested signedTransactionInfo and signedRenewalInfo, each verified like the outer token.
     public var transaction: Transaction?
     public var renewal: RenewalInfo?
+    /// A consent change's appData.signedAppTransactionInfo, verified like the outer token: the
+    /// payload as Apple signed it.
+    public var appTransactionJSON: [UInt8]?
 }
 
 public struct JWSReport: Sendable {
@@ -313,6 +316,14 @@ struct JWSChecker: Checker {
                     return report
                 }
                 n.renewal = nested.renewal
+            }
+            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("appData")?.string("signedAppTransactionInfo") {
+                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .appTransaction, depth: 1, ocsp: ocsp) }
+                guard nested.isValid else {
+                    report.fail(nested.verdict, "appData.signedAppTransactionInfo: \(nested.judgement.reason)")
+                    return report
+                }
+                n.appTransactionJSON = nested.payloadJSON
             }
             report.notification = n
         }

@@ -128,4 +128,41 @@ final class EveryKindAppRuleTests: XCTestCase {
         XCTAssertEqual(try check(prodOnly, production).verdict, .valid)
         XCTAssertEqual(try check(sandboxOnly, production).verdict, .environmentRejected)
     }
+
+    // A consent change carries the app transaction signed inside: verified like the outer token.
+    func consent(appTransactionBundle: String) -> String {
+        let app = FakeApple.sign(["bundleId": appTransactionBundle, "receiptType": "Production", "appAppleId": 1234,
+                                  "applicationVersion": "1", "originalApplicationVersion": "1",
+                                  "receiptCreationDate": FakeApple.signedDate, "signedDate": FakeApple.signedDate])
+        return FakeApple.sign(["notificationType": "RESCIND_CONSENT", "version": "2.0", "notificationUUID": "rc-\(appTransactionBundle)",
+                               "signedDate": FakeApple.signedDate,
+                               "appData": ["appAppleId": 1234, "bundleId": FakeApple.bundle, "environment": "Production",
+                                           "signedAppTransactionInfo": app]])
+    }
+
+    func testAConsentChangesAppTransactionIsVerifiedAndReturned() throws {
+        let r = try check(["app_apple_id": 1234], consent(appTransactionBundle: FakeApple.bundle))
+        XCTAssertEqual(r.verdict, .valid, r.judgement.reason)
+        let app = try XCTUnwrap(r.notification?.appTransactionJSON)
+        let payload = try JSONSerialization.jsonObject(with: Data(app)) as! [String: Any]
+        XCTAssertEqual(payload["applicationVersion"] as? String, "1")
+        let json = resultDict(r.resultJSON())
+        XCTAssertEqual(((json["notification"] as? [String: Any])?["app_transaction"] as? [String: Any])?["bundleId"] as? String, FakeApple.bundle)
+        let foreign = try check(["app_apple_id": 1234], consent(appTransactionBundle: "com.other.app"))
+        XCTAssertEqual(foreign.verdict, .bundleMismatch, foreign.judgement.reason)
+        XCTAssertTrue(foreign.judgement.reason.hasPrefix("appData.signedAppTransactionInfo"), foreign.judgement.reason)
+    }
+
+    func testNestedTransactionsCarryTheirBundle() throws {
+        let note = FakeApple.sign(["notificationType": "DID_RENEW", "notificationUUID": "n-bundle", "version": "2.0",
+                                   "signedDate": FakeApple.signedDate,
+                                   "data": ["bundleId": FakeApple.bundle, "environment": "Production", "appAppleId": 1234,
+                                            "signedTransactionInfo": FakeApple.sign(FakeApple.transaction("1"))]])
+        let r = try check(["app_apple_id": 1234], note)
+        XCTAssertEqual(r.verdict, .valid, r.judgement.reason)
+        XCTAssertEqual(r.notification?.transaction?.commerce.bundleID, FakeApple.bundle)
+        let json = resultDict(r.resultJSON())
+        let txn = (json["notification"] as? [String: Any])?["transaction"] as? [String: Any]
+        XCTAssertEqual(txn?["bundle_id"] as? String, FakeApple.bundle)
+    }
 }

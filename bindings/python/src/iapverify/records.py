@@ -228,6 +228,7 @@ class Transaction(Record):
     transaction_reason: Optional[str] = None           # PURCHASE, RENEWAL
     type: Optional[str] = None                         # Auto-Renewable Subscription, Non-Consumable, ...
     environment: Union[Environment, str, None] = None
+    bundle_id: Optional[str] = None                    # StoreKit 2: the app the transaction is for
     billing_plan_type: Optional[str] = None
     commitment: Optional[dict[str, int]] = None
     # receipts only, when the record carries them
@@ -314,6 +315,7 @@ class Notification(Record):
     action: Union[NotificationAction, str, None] = None
     transaction: Optional[Transaction] = None
     renewal_info: Optional[RenewalInfo] = None
+    app_transaction: Optional[dict[str, Any]] = None   # RESCIND_CONSENT: the verified app transaction, Apple's names
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _CONVERT = {"notification_type": lambda v: known(NotificationType, v),
