@@ -150,9 +150,10 @@ python-test: wheel
 	  grep -q "libiapverify.so.1 is not built" $$d/log || { cat $$d/log; rm -rf $$d; exit 1; }; rm -rf $$d
 	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
 	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]" psycopg_pool "jsonschema>=4.18" cryptography httpx \
-	    -r examples/python/requirements.txt
+	    app-store-server-library==3.1.2 -r examples/python/requirements.txt
 	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
 	    ../bindings/python/tests ../examples/python/tests
+	cd $(OUT) && ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider ../Tests/differential
 
 # The binding from the source tree, then the rock installed by `luarocks make` into build/lua-tree
 # (when luarocks is installed: scripts/bootstrap installs it) and tested from there.

@@ -4,6 +4,8 @@ Tests/shared/fakeapple/. A root named like Apple Root CA - G3, an intermediate a
 Apple's marker OIDs, the leaf's private key (so a fake App Store Server API on 127.0.0.1 can
 sign its answers), and a developer P-256 key like the .p8 App Store Connect gives. Test keys
 only: they sign nothing outside these tests. The output is committed; tests never run this.
+Tests/shared/fakeapple/reissue.py re-issues the chain with the same keys (root.key.pem and
+wwdr.key.pem are kept for it) and moves committed tokens onto it.
 """
 import datetime as dt
 import json
@@ -34,6 +36,9 @@ def cert(subject, key, issuer, issuer_key, ca, markers=()):
          .add_extension(x509.KeyUsage(True, False, False, False, False, ca, ca, False, False), critical=True))
     for m in markers:
         b = b.add_extension(x509.UnrecognizedExtension(m, b"\x05\x00"), critical=False)
+    # Subject and Authority Key Identifiers: OpenSSL's X509_STRICT (Apple's own verifier) needs them.
+    b = b.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    b = b.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
     return b.sign(issuer_key, hashes.SHA384())
 
 
@@ -57,6 +62,8 @@ developer_key = ec.generate_private_key(ec.SECP256R1())
 other_key = ec.generate_private_key(ec.SECP384R1())
 
 files = {
+    "root.key.pem": pem_key(root_key),
+    "wwdr.key.pem": pem_key(wwdr_key),
     "root.pem": pem_cert(root),
     "wwdr.pem": pem_cert(wwdr),
     "leaf.pem": pem_cert(leaf),

@@ -7,7 +7,10 @@ Apple-shaped leaf key of this directory (x5c = leaf, WWDR, root), so that a veri
 only root.pem accepts them. It is strict about what it receives: the bearer token must be an
 ES256 JWT signed by developer.pub.pem with exactly the claims Apple requires, and the method,
 path and query parameters must be ones Apple knows. Any failure is answered with HTTP 401 and
-recorded in ``errors``; tests assert that list is empty.
+recorded in ``errors``; tests assert that list is empty. Apple's own client library
+(``app-store-server-library``) is served too: its token has no ``iat``, which is accepted, and
+the chain carries the Subject and Authority Key Identifiers its verifier's strict X.509 checks
+require (reissue.py), so ``SignedDataVerifier`` accepts what the fake signs.
 
 Apple has one host per environment, so the fake listens on two ports: ``start()`` returns the
 production base URL, ``sandbox_url`` is the other. Environments are spelled as Apple spells them
@@ -195,10 +198,14 @@ class FakeAppleAPI:
             self.developer_key.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
         except InvalidSignature:
             return "the token's signature does not verify with developer.pub.pem"
-        if set(claims) != {"iss", "iat", "exp", "aud", "bid"}:
+        # Apple documents iat; Apple's own client libraries leave it out (the token then lives
+        # until exp). Both are accepted, so one fake serves iapverify and Apple's library alike.
+        if set(claims) - {"iat"} != {"iss", "exp", "aud", "bid"}:
             return f"token claims are {sorted(claims)}"
-        iat, exp = claims["iat"], claims["exp"]
-        if not (isinstance(iat, int) and isinstance(exp, int) and iat < exp <= iat + 3600):
+        iat, exp = claims.get("iat"), claims["exp"]
+        if not (type(exp) is int and exp > 0):
+            return f"bad exp: {exp}"
+        if "iat" in claims and not (type(iat) is int and iat < exp <= iat + 3600):
             return f"bad iat/exp: {iat}, {exp}"
         expected = {"iss": self.issuer_id, "aud": "appstoreconnect-v1", "bid": self.bundle_id}
         wrong = {k: claims[k] for k, v in expected.items() if claims[k] != v}
