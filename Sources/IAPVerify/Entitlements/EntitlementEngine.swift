@@ -53,6 +53,26 @@ public struct Evidence: Sendable, Equatable {
     var transaction: IDText?
     /// How many candidates (chains or products) competed for this entitlement.
     public var candidates: Int
+    /// The deciding transaction's billing plan (monthly billing with a commitment), when signed.
+    public var billing: BillingEvidence? = nil
+}
+
+/// A billing plan as the deciding transaction states it: monthly payments toward a commitment
+/// (say twelve months) still grant access one paid month at a time, so `expires_date_ms` stays the
+/// paid period's end; these facts say where in the commitment the customer is.
+public struct BillingEvidence: Sendable, Equatable {
+    public var planType: String?
+    public var billingPeriodNumber: Int64?
+    public var totalBillingPeriods: Int64?
+    public var commitmentExpiresDateMs: Int64?
+}
+
+/// One Advanced Commerce item of the deciding purchase: active while the entitlement is and the
+/// item itself was not revoked.
+public struct EntitlementItem: Sendable, Equatable {
+    public var sku: String
+    public var active: Bool
+    public var revocationDateMs: Int64?
 }
 
 public struct Entitlement: Sendable, Equatable {
@@ -89,6 +109,25 @@ public struct Entitlement: Sendable, Equatable {
     /// For a revoked purchase, Apple's revocationType (REFUND_FULL, REFUND_PRORATED,
     /// FAMILY_REVOKE, ASSIGNMENT_REVOKE); access ends at the revocation date for each.
     public var revocationType: String? = nil
+    /// Advanced Commerce: each item of the deciding purchase and whether it grants now.
+    public var items: [EntitlementItem]? = nil
+
+    /// The same entitlement with what the deciding transaction's commerce fields add: its billing
+    /// plan in the evidence, its Advanced Commerce items. Called only for signed transactions.
+    func withCommerce(of t: Transaction, nowMs: Int64) -> Entitlement {
+        let c = t.commerce
+        guard c.billingPlanType != nil || c.commitmentTotalBillingPeriods != nil || c.advancedCommerce != nil else { return self }
+        var e = self
+        if c.billingPlanType != nil || c.commitmentTotalBillingPeriods != nil {
+            e.evidence.billing = BillingEvidence(planType: c.billingPlanType, billingPeriodNumber: c.commitmentBillingPeriodNumber,
+                                                 totalBillingPeriods: c.commitmentTotalBillingPeriods,
+                                                 commitmentExpiresDateMs: c.commitmentExpiresDateMs)
+        }
+        if let info = c.advancedCommerce {
+            e.items = info.items.map { EntitlementItem(sku: $0.sku, active: active && !$0.isRevoked(at: nowMs), revocationDateMs: $0.revocationDateMs) }
+        }
+        return e
+    }
 }
 
 public struct PurchaseRecord: Sendable, Equatable {
@@ -538,7 +577,7 @@ public enum EntitlementEngine {
         func make(_ i: Int, _ state: EntitlementState, active: Bool, expires: Int64?, rule: EntitlementRule,
                   reason: String, ended: Bool = false, expirationReason: String? = nil) -> Entitlement {
             let refund = ended && !all[i].isUpgraded
-            return Entitlement(
+            let e = Entitlement(
                 id: id, active: active, state: state, productID: all[i].productID, originalTransaction: all[i].originalID ?? chainID,
                 transaction: all[i].id, expiresDateMs: expires, willRenew: willRenew,
                 renewsTo: renewsTo.flatMap { $0 == all[i].productID ? nil : $0 },
@@ -547,6 +586,7 @@ public enum EntitlementEngine {
                 cancellationReason: refund ? all[i].cancellationReason : nil, reason: reason,
                 evidence: Evidence(rule: rule, transaction: all[i].id, candidates: 1), level: ruleOfProduct[keys[i].product]?.level,
                 priceIncrease: ended ? nil : increase, revocationType: refund ? all[i].revocationType : nil)
+            return all[i].hasCommerce ? e.withCommerce(of: all[i], nowMs: now) : e
         }
         if current >= 0, let expires = all[current].expiresDateMs, (all[current].purchaseDateMs ?? Int64.min) <= now, now < expires {
             return make(current, .active, active: true, expires: expires, rule: .autoRenewableLatestExpiryCoversNow,
@@ -622,13 +662,14 @@ public enum EntitlementEngine {
     // MARK: - Other product types (§7.2)
 
     private static func plain(_ id: String, _ t: Transaction, _ state: EntitlementState, active: Bool, expires: Int64?,
-                              rule: EntitlementRule, reason: String) -> Entitlement {
-        Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransaction: t.originalID,
+                              rule: EntitlementRule, reason: String, now: Int64) -> Entitlement {
+        let e = Entitlement(id: id, active: active, state: state, productID: t.productID, originalTransaction: t.originalID,
                     transaction: t.id, expiresDateMs: expires, willRenew: nil, renewsTo: nil, period: nil,
                     ownership: ownership(t), expirationReason: nil,
                     cancellationReason: t.isRevoked(at: Int64.max) ? t.cancellationReason : nil, reason: reason,
                     evidence: Evidence(rule: rule, transaction: t.id, candidates: 1),
                     revocationType: t.isRevoked(at: Int64.max) ? t.revocationType : nil)
+        return t.hasCommerce ? e.withCommerce(of: t, nowMs: now) : e
     }
 
     private static func nonConsumable(_ id: String, _ product: String, _ all: [Transaction],
@@ -638,11 +679,11 @@ public enum EntitlementEngine {
         if let t = owned.max(by: byPurchase).map({ all[$0] }) {
             let rebought = indices.contains { all[$0].isRevoked(at: now) }
             return plain(id, t, .owned, active: true, expires: nil, rule: rebought ? .nonConsumableReboughtAfterRefund : .nonConsumableOwned,
-                         reason: rebought ? "\(product) was refunded once and bought again" : "\(product) is owned")
+                         reason: rebought ? "\(product) was refunded once and bought again" : "\(product) is owned", now: now)
         }
         if let t = indices.filter({ all[$0].isRevoked(at: now) }).max(by: byPurchase).map({ all[$0] }) {
             return plain(id, t, .refunded, active: false, expires: nil, rule: .nonConsumableRevoked,
-                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0))
+                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0), now: now)
         }
         return nil
     }
@@ -664,15 +705,15 @@ public enum EntitlementEngine {
         let latestEnd = valid.compactMap(end).max()
         if let t = valid.filter(covers).max(by: purchaseOrder) {
             return plain(id, t, .active, active: true, expires: latestEnd, rule: .nonRenewingWindowCoversNow,
-                         reason: "\(product) covers now; the latest purchased window ends \(RFC3339.format(latestEnd ?? 0))")
+                         reason: "\(product) covers now; the latest purchased window ends \(RFC3339.format(latestEnd ?? 0))", now: now)
         }
         if let t = txns.filter({ $0.isRevoked(at: now) && covers($0) }).max(by: purchaseOrder) {
             return plain(id, t, .refunded, active: false, expires: end(t), rule: .nonRenewingRevokedCoversNow,
-                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0))
+                         reason: RFC3339.sentence(product, " was refunded at ", t.cancellationDateMs ?? 0), now: now)
         }
         if let t = valid.max(by: purchaseOrder) {
             return plain(id, t, .expired, active: false, expires: latestEnd, rule: .nonRenewingExpired,
-                         reason: RFC3339.sentence(product, " ended at ", latestEnd ?? 0))
+                         reason: RFC3339.sentence(product, " ended at ", latestEnd ?? 0), now: now)
         }
         return nil
     }

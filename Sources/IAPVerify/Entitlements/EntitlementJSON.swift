@@ -90,7 +90,28 @@ extension EntitlementReport {
         w.field("rule", e.pointee.evidence.rule.rawValue)
         w.id("transaction_id", e.pointee.evidence.transaction)
         w.field("candidates", Int64(e.pointee.evidence.candidates))
+        if let b = e.pointee.evidence.billing {
+            w.key("billing")
+            w.beginObject()
+            w.field("plan_type", b.planType)
+            w.field("billing_period_number", b.billingPeriodNumber)
+            w.field("total_billing_periods", b.totalBillingPeriods)
+            w.field("commitment_expires_date_ms", b.commitmentExpiresDateMs)
+            w.endObject()
+        }
         w.endObject()
+        if let items = e.pointee.items {
+            w.key("items")
+            w.beginArray()
+            for item in items {
+                w.beginObject()
+                w.field("sku", item.sku)
+                w.field("active", item.active)
+                w.field("revocation_date_ms", item.revocationDateMs)
+                w.endObject()
+            }
+            w.endArray()
+        }
         w.endObject()
     }
 

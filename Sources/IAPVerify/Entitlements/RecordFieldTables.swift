@@ -51,7 +51,13 @@ struct TransactionRecord {
             fields.writeAlways(at: UnsafeRawPointer(t), into: &w)
         } else {
             var record = TransactionRecord(t.pointee)
-            fields.write(&record, into: &w)
+            w.beginObject()
+            fields.writeMembers(&record, into: &w)
+            if let info = record.c.advancedCommerce {
+                w.key("advanced_commerce")
+                info.write(into: &w)
+            }
+            w.endObject()
         }
     }
 

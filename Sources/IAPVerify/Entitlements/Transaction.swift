@@ -128,6 +128,8 @@ public struct CommerceFields: Sendable, Equatable {
     public var commitmentTotalBillingPeriods: Int64?
     public var commitmentExpiresDateMs: Int64?
     public var commitmentPrice: Int64?
+    /// Advanced Commerce: the items of the purchase (signed payloads only).
+    public var advancedCommerce: AdvancedCommerceInfo?
 
     public init() {}
     public var isEmpty: Bool { self == CommerceFields() }
@@ -153,6 +155,8 @@ public struct RenewalCommerceFields: Sendable, Equatable {
     public var commitmentRenewalBillingPlanType: String?
     public var commitmentRenewalDateMs: Int64?
     public var commitmentRenewalPrice: Int64?
+    /// Advanced Commerce: the items that renew (signed payloads only).
+    public var advancedCommerce: AdvancedCommerceInfo?
 
     public init() {}
     public var isEmpty: Bool { self == RenewalCommerceFields() }

@@ -58,7 +58,7 @@ enum TransactionWriter {
     }
 
     static func write(_ r: RenewalInfo, into w: inout JSONWriter) {
-        withUnsafePointer(to: r) { RenewalInfo.fields.write(at: $0, into: &w) }
+        withUnsafePointer(to: r) { RenewalInfo.write(at: $0, into: &w) }
     }
 
     /// A result's two lists: its transactions and its renewal infos, under the names given.
@@ -74,8 +74,24 @@ enum TransactionWriter {
         w.key(renewalsKey)
         w.beginArray()
         renewals.withUnsafeBufferPointer { list in
-            for i in list.indices { RenewalInfo.fields.write(at: list.baseAddress! + i, into: &w) }
+            for i in list.indices { RenewalInfo.write(at: list.baseAddress! + i, into: &w) }
         }
         w.endArray()
+    }
+}
+
+extension RenewalInfo {
+    /// One renewal info as the result writes it: its table's rows, then its Advanced Commerce items.
+    static func write(at r: UnsafePointer<RenewalInfo>, into w: inout JSONWriter) {
+        guard let info = r.pointee.commerce.advancedCommerce else {
+            fields.write(at: r, into: &w)
+            return
+        }
+        var copy = r.pointee
+        w.beginObject()
+        fields.writeMembers(&copy, into: &w)
+        w.key("advanced_commerce")
+        info.write(into: &w)
+        w.endObject()
     }
 }

@@ -43,11 +43,13 @@ enum JWSPayloadDecoder {
         report.appAppleID = try f.int("appAppleId")
         if try f.string("transactionId") != nil {
             report.transaction = try TransactionRecord.read(root, .camel, .strict, path: "payload")
+            if let info = try AdvancedCommerceInfo.read(f) { report.transaction?.commerce.advancedCommerce = info }
             report.appAccountToken = try f.string("appAccountToken")
             report.productType = try f.string("type")
             report.kind = .transaction
         } else if try isRenewalInfo(f) {
             report.renewal = try RenewalInfo.read(root, .camel, .strict, path: "payload")
+            if let info = try AdvancedCommerceInfo.read(f) { report.renewal?.commerce.advancedCommerce = info }
             report.kind = .renewalInfo
         } else if try isAppTransaction(f) {
             report.kind = .appTransaction

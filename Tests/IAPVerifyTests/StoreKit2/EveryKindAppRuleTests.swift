@@ -1,5 +1,5 @@
 // Every signed payload, known kind or not, passes the environment, bundle and app-id rules before
-// it can be valid (SPEC §15). Before this rule, a realtime request or a payload of an unknown
+// it can be valid. Before this rule, a realtime request or a payload of an unknown
 // shape signed for another app came back valid.
 
 import XCTest
