@@ -73,6 +73,10 @@ EXPLAINED: dict[str, Explanation] = {
     "token/api/*": Explanation(
         "server-api.md", "the claims are `iss` (the",
         "the API token carries `iat` (Apple documents it); Apple's client leaves it out"),
+    # Booleans in the query as Apple's API reference spells them; Apple's Python client writes str(bool).
+    "request/transaction_history/*/revoked_*": Explanation(
+        "server-api.md", "`revoked` is written `true`",
+        "the revoked filter is sent as true/false, as Apple documents it; Apple's Python client sends True/False"),
     # Order ids exist in production only.
     "request/order_lookup/Sandbox": Explanation(
         "server-api.md", "production only (sandbox has no order ids)",

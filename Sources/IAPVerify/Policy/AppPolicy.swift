@@ -93,7 +93,8 @@ extension ReceiptEnvironment {
         switch appleName {
         case "Production", "ProductionVPP": self = .production
         case "Sandbox", "ProductionSandbox", "ProductionVPPSandbox": self = .sandbox
-        case "Xcode", "LocalTesting": self = .xcode
+        case "Xcode": self = .xcode
+        case "LocalTesting": self = .localTesting
         default: return nil
         }
     }

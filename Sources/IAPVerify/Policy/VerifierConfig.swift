@@ -56,7 +56,7 @@ public struct VerifierConfig: Sendable {
                 var set = Set<ReceiptEnvironment>()
                 for s in try ConfigField.stringArray(value, path) {
                     guard let env = ReceiptEnvironment(rawValue: s) else {
-                        throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox or Xcode")
+                        throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox, Xcode or LocalTesting")
                     }
                     set.insert(env)
                 }

@@ -222,15 +222,17 @@ struct JWSChecker: Checker {
             report.fail(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)")
             return report
         }
-        // The validation time: signedDate, else the nested transaction's (old notifications have
-        // none at the top), else receiptCreationDate, else now.
-        let nestedDate = report.kind == .notification ? unverifiedNestedSignedDate(payload.root) : nil
-        let at = report.signedDateMs ?? nestedDate ?? (try? FieldReader(payload.root, path: "payload", .strict).int("receiptCreationDate")) ?? nowMs
+        // The validation time: signedDate, else receiptCreationDate (app transactions), else now.
+        // An old notification without signedDate is checked now, as Apple's verifier checks it:
+        // its nested transaction's date is not the outer token's own.
+        let created = try? FieldReader(payload.root, path: "payload", .strict).int("receiptCreationDate")
+        let at = report.signedDateMs ?? created ?? nowMs
+        let instant: ValidationInstant = report.signedDateMs == nil && created == nil ? .now : .signedDate
         report.validatedAtMs = at
 
-        let xcode = report.environment == .xcode
+        let xcode = report.environment?.isLocal == true
         if xcode, !config.xcodeAccept {
-            report.fail(.environmentRejected, "this JWS was signed by Xcode; set xcode.accept to accept it")
+            report.fail(.environmentRejected, "this JWS was signed by \(report.environment?.rawValue ?? "Xcode") (a local certificate); set xcode.accept to accept it")
             return report
         }
         if !xcode, certDER.count != 3 {
@@ -242,7 +244,7 @@ struct JWSChecker: Checker {
         for der in certDER { keyBytes += der }
         let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
         let verified: VerifiedChain
-        switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, instant: .signedDate,
+        switch cache.verifiedChain(for: key, certificates: certDER.map { $0[...] }, atMs: at, instant: instant,
                                    anchors: context.anchors(xcode: xcode), applePolicy: !xcode,
                                    signer: { $0.isEmpty ? nil : 0 }) {
         case .success(let chain): verified = chain
@@ -327,18 +329,7 @@ struct JWSChecker: Checker {
             }
             report.notification = n
         }
-        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(xcode ? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
+        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(xcode ? report.environment?.rawValue ?? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
         return report
-    }
-
-    /// signedDate of the nested transaction, read before verification only to pick a time.
-    private func unverifiedNestedSignedDate(_ root: JSONValue) -> Int64? {
-        guard let text = root[literal: "data"]?[literal: "signedTransactionInfo"]?.string ?? root[literal: "data"]?[literal: "signedRenewalInfo"]?.string else {
-            return nil
-        }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = CompactJWS.base64URL(Array(parts[1].utf8)) else { return nil }
-        guard case .success(let doc) = bytes.withUnsafeBytes({ JSONDocument.parse($0, what: "nested", status: .invalidArgument) }) else { return nil }
-        return doc.root[literal: "signedDate"]?.tolerantInt()
     }
 }

@@ -150,9 +150,17 @@ struct ChainRefusal: Error {
 enum ValidationInstant: Sendable {
     case receiptCreation
     case signedDate
+    /// A token without a signedDate, checked at the call's now.
+    case now
 
     /// "... is not valid at the <label>"
-    var label: String { self == .receiptCreation ? "receipt creation date" : "signed date" }
+    var label: String {
+        switch self {
+        case .receiptCreation: return "receipt creation date"
+        case .signedDate: return "signed date"
+        case .now: return "time of the call (the token has no signedDate)"
+        }
+    }
     /// What carries the certificates.
     var container: String { self == .receiptCreation ? "receipt" : "token" }
 }

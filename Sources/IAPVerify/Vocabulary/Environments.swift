@@ -6,6 +6,12 @@ public enum ReceiptEnvironment: String, Sendable, CaseIterable {
     case production = "Production"
     case sandbox = "Sandbox"
     case xcode = "Xcode"
+    /// Signed data of Apple's local testing environment: like Xcode's, signed by a local
+    /// certificate, so it takes the same opt-in (`xcode.accept` and `xcode.roots_pem`).
+    case localTesting = "LocalTesting"
+
+    /// Signed by a local certificate rather than by Apple.
+    var isLocal: Bool { self == .xcode || self == .localTesting }
 }
 
 /// When to check the receipt's device hash (attribute 5).
@@ -28,13 +34,12 @@ public enum ServerEnvironment: String, Sendable, CaseIterable {
     case sandbox = "Sandbox"
     case localTesting = "LocalTesting"
 
-    /// The environment a receipt or signed item from this server must name (LocalTesting data is
-    /// Xcode's: opt-in, with its own roots).
+    /// The environment a receipt or signed item from this server must name.
     public var receiptEnvironment: ReceiptEnvironment {
         switch self {
         case .production: return .production
         case .sandbox: return .sandbox
-        case .localTesting: return .xcode
+        case .localTesting: return .localTesting
         }
     }
 

@@ -41,7 +41,7 @@ final class ReportDecisionTests: XCTestCase {
     func testEveryAppleEnvironmentNameMapsOnce() {
         XCTAssertEqual(ReceiptEnvironment(appleName: "ProductionVPP"), .production)
         XCTAssertEqual(ReceiptEnvironment(appleName: "ProductionVPPSandbox"), .sandbox)
-        XCTAssertEqual(ReceiptEnvironment(appleName: "LocalTesting"), .xcode)
+        XCTAssertEqual(ReceiptEnvironment(appleName: "LocalTesting"), .localTesting, "its own environment, as Apple spells it")
         XCTAssertNil(ReceiptEnvironment(appleName: "Staging"))
         XCTAssertNil(ReceiptEnvironment(appleName: nil))
     }

@@ -165,4 +165,22 @@ final class EveryKindAppRuleTests: XCTestCase {
         let txn = (json["notification"] as? [String: Any])?["transaction"] as? [String: Any]
         XCTAssertEqual(txn?["bundle_id"] as? String, FakeApple.bundle)
     }
+
+    /// LocalTesting is its own environment, as Apple spells it: signed by a local certificate like
+    /// Xcode's (the same opt-in), but a verifier for one refuses the other.
+    func testLocalTestingIsItsOwnEnvironment() throws {
+        let local: [String: Any] = ["environments": ["LocalTesting"], "xcode": ["accept": true, "roots_pem": [FakeApple.text("root.pem")]]]
+        let token = FakeApple.sign(FakeApple.transaction("1", environment: "LocalTesting"))
+        let r = try check(local, token)
+        XCTAssertEqual(r.verdict, .valid, r.judgement.reason)
+        XCTAssertEqual(r.environment, .localTesting)
+        XCTAssertEqual(resultDict(r.resultJSON())["environment"] as? String, "LocalTesting")
+        let xcodeToken = FakeApple.sign(FakeApple.transaction("1", environment: "Xcode"))
+        XCTAssertEqual(try check(local, xcodeToken).verdict, .environmentRejected)
+        let xcodeOnly: [String: Any] = ["environments": ["Xcode"], "xcode": ["accept": true, "roots_pem": [FakeApple.text("root.pem")]]]
+        XCTAssertEqual(try check(xcodeOnly, token).verdict, .environmentRejected)
+        let notAccepted = try check(["environments": ["LocalTesting"]], token)
+        XCTAssertEqual(notAccepted.verdict, .environmentRejected)
+        XCTAssertTrue(notAccepted.judgement.reason.contains("xcode.accept"), notAccepted.judgement.reason)
+    }
 }

@@ -21,7 +21,9 @@ final class JWSTests: XCTestCase {
         let files = Fixtures.list("jws", suffix: ".jws")
         XCTAssertEqual(files.count, 13)
         for file in files {
-            let r = try verifyJWS(apple, token("jws/\(file)"), now: jan2030)
+            // Without a signedDate a token is checked at now: the day after, for the early one.
+            let now = file.contains("no_signedDate") ? 1_646_387_008_254 + 86_400_000 : jan2030
+            let r = try verifyJWS(apple, token("jws/\(file)"), now: now)
             XCTAssertEqual(r.verdict, .valid, "\(file): \(r.judgement.reason)")
             XCTAssertEqual(r.chain.count, 3, file)
             XCTAssertEqual(r.environment, file.contains("production") ? .production : .sandbox, file)
@@ -55,9 +57,14 @@ final class JWSTests: XCTestCase {
         let renewal = try XCTUnwrap(try verifyJWS(apple, token("jws/renewalinfo_sandbox_2022-03.jws"), now: jan2030).renewal)
         XCTAssertEqual(renewal.originalTransactionID, "2000000000842607")
         XCTAssertEqual(renewal.productID, "com.audaos.audarecorder.vip.m2")
-        // The early notification without a top-level signedDate is checked at its nested one.
-        let old = try verifyJWS(apple, token("jws/notification_DID_RENEW_sandbox_2022-03_no_signedDate.jws"), now: jan2030)
-        XCTAssertEqual(old.verdict, .valid)
+        // The early notification without a top-level signedDate is checked at now, as Apple's
+        // verifier checks it (its nested transaction's date is not its own): valid the day after,
+        // refused once its leaf has expired.
+        let early = token("jws/notification_DID_RENEW_sandbox_2022-03_no_signedDate.jws")
+        let expired = try verifyJWS(apple, early, now: jan2030)
+        XCTAssertEqual(expired.verdict, .untrustedChain, expired.judgement.reason)
+        let old = try verifyJWS(apple, early, now: 1_646_387_008_254 + 86_400_000)
+        XCTAssertEqual(old.verdict, .valid, old.judgement.reason)
         XCTAssertNil(old.signedDateMs)
         XCTAssertEqual(old.notification?.transaction?.transactionID, "2000000004047119")
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(old.resultJSON())) as? [String: Any])

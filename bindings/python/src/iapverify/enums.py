@@ -87,6 +87,7 @@ class Environment(StrEnum):
     PRODUCTION = "Production"
     SANDBOX = "Sandbox"
     XCODE = "Xcode"
+    LOCAL_TESTING = "LocalTesting"
 
 
 class ServerEnvironment(StrEnum):
