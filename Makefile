@@ -130,9 +130,9 @@ PY_TESTENV  := $(OUT)/venv
 wheel: $(WHEEL)
 
 $(WHEEL): $(OUT)/lib/$(SONAME) VERSION $(shell find bindings/python/src -name '*.py' -o -name py.typed) \
-          bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md
+          bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md LICENSE NOTICE
 	rm -rf $(PY_STAGE) && mkdir -p $(PY_STAGE)/src/iapverify/_native $(OUT)/wheel
-	cp bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md VERSION $(PY_STAGE)/
+	cp bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md VERSION LICENSE NOTICE $(PY_STAGE)/
 	cp bindings/python/src/iapverify/*.py bindings/python/src/iapverify/py.typed $(PY_STAGE)/src/iapverify/
 	cp $(OUT)/lib/libiapverify.so.$(VERSION) $(PY_STAGE)/src/iapverify/_native/libiapverify.so.1
 	test -x $(PY_BUILDENV)/bin/pip || $(PYTHON) -m venv $(PY_BUILDENV)

@@ -16,7 +16,7 @@ resty.iapverify binds libiapverify through the LuaJIT FFI: verify App Store rece
 StoreKit 2 JWS, interpret /verifyReceipt responses and compute entitlements, with the same
 answers as the C, Python and Go bindings. Every call returns res, err and never raises.
 ]],
-   license = "Proprietary",
+   license = "Apache-2.0",
    labels = { "openresty", "nginx", "app-store", "in-app-purchase", "receipt" },
 }
 supported_platforms = { "linux" }

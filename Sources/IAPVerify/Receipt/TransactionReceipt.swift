@@ -112,9 +112,9 @@ public enum TransactionReceiptReader {
 /// of `"key" = "value";` pairs, strings quoted (or bare words), with C-style escapes. Anything
 /// else (nested lists, data, comments) is refused rather than skipped.
 enum OldStylePlist {
-    struct Problem: Error { let message: String }
+    struct PlistProblem: Error { let message: String }
 
-    static func dictionary(_ bytes: [UInt8]) -> Result<[(key: String, value: String)], Problem> {
+    static func dictionary(_ bytes: [UInt8]) -> Result<[(key: String, value: String)], PlistProblem> {
         var i = 0
         func skipSpace() { while i < bytes.count, TransactionReceiptReader.isSpace(bytes[i]) { i += 1 } }
         func expect(_ c: Character) -> Bool {
@@ -154,20 +154,20 @@ enum OldStylePlist {
             }
             return nil
         }
-        guard expect("{") else { return .failure(Problem(message: "it does not start with \"{\"")) }
+        guard expect("{") else { return .failure(PlistProblem(message: "it does not start with \"{\"")) }
         var pairs: [(key: String, value: String)] = []
         while true {
             if expect("}") { break }
-            guard pairs.count < 256 else { return .failure(Problem(message: "more than 256 fields")) }
-            guard let key = string() else { return .failure(Problem(message: "a key is not a string (byte \(i))")) }
-            guard expect("=") else { return .failure(Problem(message: "\"=\" is missing after \"\(key)\"")) }
-            guard let value = string() else { return .failure(Problem(message: "the value of \"\(key)\" is not a string")) }
-            guard expect(";") else { return .failure(Problem(message: "\";\" is missing after the value of \"\(key)\"")) }
-            guard !pairs.contains(where: { $0.key == key }) else { return .failure(Problem(message: "\"\(key)\" appears twice")) }
+            guard pairs.count < 256 else { return .failure(PlistProblem(message: "more than 256 fields")) }
+            guard let key = string() else { return .failure(PlistProblem(message: "a key is not a string (byte \(i))")) }
+            guard expect("=") else { return .failure(PlistProblem(message: "\"=\" is missing after \"\(key)\"")) }
+            guard let value = string() else { return .failure(PlistProblem(message: "the value of \"\(key)\" is not a string")) }
+            guard expect(";") else { return .failure(PlistProblem(message: "\";\" is missing after the value of \"\(key)\"")) }
+            guard !pairs.contains(where: { $0.key == key }) else { return .failure(PlistProblem(message: "\"\(key)\" appears twice")) }
             pairs.append((key, value))
         }
         skipSpace()
-        guard i == bytes.count else { return .failure(Problem(message: "bytes follow the closing \"}\"")) }
+        guard i == bytes.count else { return .failure(PlistProblem(message: "bytes follow the closing \"}\"")) }
         return .success(pairs)
     }
 
