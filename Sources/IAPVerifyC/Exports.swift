@@ -64,15 +64,35 @@ private func writeError(_ err: UnsafeMutablePointer<iapv_error>?, _ status: Stat
     e.pointee.code = status.rawValue
     e.pointee.reserved = 0
     withUnsafeMutableBytes(of: &e.pointee.message) { dst in
+        let text = fitted(message, capacity: dst.count - 1)
         var n = 0
-        // Copy whole UTF-8 scalars only, leaving room for the terminator.
-        for scalar in message.unicodeScalars {
-            let utf8 = Array(String(scalar).utf8)
-            if n + utf8.count > dst.count - 1 { break }
-            for b in utf8 { dst[n] = b; n += 1 }
-        }
+        for b in text.utf8 { dst[n] = b; n += 1 }
         dst[n] = 0
     }
+}
+
+/// The message as it fits `capacity` bytes: whole, or cut after the last whole word that fits,
+/// with " ..." to say so (never mid-word, never mid-character).
+func fitted(_ message: String, capacity: Int) -> String {
+    guard message.utf8.count > capacity else { return message }
+    let marker = " ..."
+    var cut = ""
+    var word = ""
+    for scalar in message.unicodeScalars {
+        if scalar == " " {
+            if cut.utf8.count + word.utf8.count + marker.utf8.count > capacity { break }
+            cut += word
+            word = " "
+        } else {
+            word.unicodeScalars.append(scalar)
+        }
+    }
+    if cut.isEmpty {   // one word longer than the buffer: whole characters of it
+        for scalar in message.unicodeScalars where cut.utf8.count + String(scalar).utf8.count + marker.utf8.count <= capacity {
+            cut.unicodeScalars.append(scalar)
+        }
+    }
+    return cut + marker
 }
 
 private func fail(_ err: UnsafeMutablePointer<iapv_error>?, _ failure: IAPVFailure) -> Int32 {

@@ -89,8 +89,10 @@ extension Signer {
             case "body_base64": bodyBase64 = value
             default:
                 guard let p = APIParameter(rawValue: key) else {
-                    throw .argument("call: unknown key \"\(key)\"")
+                    let hint = APIParameter(rawValue: CallKeys.snakeCase(key)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
+                    throw .argument("call: unknown key \"\(key)\"\(hint)")
                 }
+                if value.isNull { continue }   // null means absent
                 guard let s = value.string else { throw .argument("call.\(key) must be a string") }
                 parameters[p] = s
             }

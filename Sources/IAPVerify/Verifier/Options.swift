@@ -69,11 +69,16 @@ public struct OptionValues: Sendable {
             throw .argument("options: expected a JSON object, got \(doc.root.typeName)")
         }
         for (name, value) in members {
-            guard let key = OptionKey(rawValue: name) else { throw .argument("options: unknown key \"\(name)\"") }
+            guard let key = OptionKey(rawValue: name) else {
+                let hint = OptionKey(rawValue: CallKeys.snakeCase(name)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
+                throw .argument("options: unknown key \"\(name)\"\(hint)")
+            }
             guard key.readBy.contains(entry) else {
                 throw .argument("options: \"\(name)\" does not apply to \(entry.rawValue); it is read by "
                     + key.readBy.map(\.rawValue).joined(separator: ", "))
             }
+            // null means absent, for every key (a host passes its "nothing yet" as it has it).
+            if value.isNull { continue }
             try read(key, value, path: "options.\(name)", entry: entry)
         }
     }

@@ -453,3 +453,16 @@ def test_a_transaction_receipt_is_read_not_verified():
     assert (bad.verdict, bad.transaction_id) == ("malformed", None)
     with pytest.raises(TypeError):
         iapverify.read_transaction_receipt(12345)  # type: ignore[arg-type]
+
+
+def test_what_callers_naturally_pass():
+    import uuid as _uuid
+    pem_bytes = SIGNER["private_key_pem"].encode()
+    with iapverify.Signer(dict(SIGNER, private_key_pem=pem_bytes)) as signer:        # bytes PEM
+        s = signer.sign({"kind": "promotional_offer_v2", "nonce": _uuid.UUID(UUID), "product_id": "p",
+                         "offer_identifier": "o"}, now_ms=NOW)                          # a uuid.UUID nonce
+        assert s.nonce == UUID
+        with pytest.raises(iapverify.InvalidArgumentError, match='did you mean "transaction_id"'):
+            signer.api_request({"endpoint": "transaction_info", "transactionId": "1"}, now_ms=NOW)
+        req = signer.api_request({"endpoint": "transaction_history", "transaction_id": "1", "revision": None}, now_ms=NOW)
+        assert "revision" not in req.url

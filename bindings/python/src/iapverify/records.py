@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json as _json
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Optional, Union
@@ -45,11 +46,19 @@ def _to_json(value: Any) -> Any:
 
 def plain(value: Any) -> Any:
     """``json.dumps(..., default=plain)``: a record as the JSON object the library wrote, any other
-    mapping as a dict. Anything else is a TypeError, as json.dumps says by default."""
+    mapping as a dict, a ``uuid.UUID`` as its text (nonces, identifiers), and UTF-8 ``bytes`` as
+    text (a PEM key read in binary mode). Anything else is a TypeError, as json.dumps says by default."""
     if isinstance(value, Record):
         return value._json_object()
     if isinstance(value, Mapping):
         return dict(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise TypeError("bytes in a JSON document must be UTF-8 text (a PEM key); pass binary data base64") from None
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
