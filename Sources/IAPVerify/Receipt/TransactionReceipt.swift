@@ -43,11 +43,17 @@ public enum TransactionReceiptReader {
     /// Larger than any transaction receipt Apple issued (about 3 KB).
     static let maxBytes = 64 * 1024
 
-    /// True when `input` looks like a transaction receipt (base64 of, or, an old-style list),
-    /// so that `inspect` can tell it from an app receipt before reading it.
+    /// True when `input` looks like a transaction receipt (base64 of, or, an old-style list with
+    /// `"purchase-info" =`), so that `inspect` can tell it from an app receipt or a JSON body.
     public static func looksLikeOne(_ input: UnsafeRawBufferPointer) -> Bool {
-        guard input.count <= maxBytes, let text = plistText(input) else { return false }
-        return text.first(where: { !isSpace($0) }) == UInt8(ascii: "{")
+        guard input.count <= maxBytes, let text = plistText(input),
+              text.first(where: { !isSpace($0) }) == UInt8(ascii: "{") else { return false }
+        let key = Array("\"purchase-info\"".utf8)
+        guard text.count > key.count else { return false }
+        for start in 0...(text.count - key.count) where text[start..<(start + key.count)].elementsEqual(key) {
+            if let next = text[(start + key.count)...].first(where: { !isSpace($0) }), next == UInt8(ascii: "=") { return true }
+        }
+        return false
     }
 
     /// Reads the transaction id; the verdict is `unverified` when it was found, else `malformed`.

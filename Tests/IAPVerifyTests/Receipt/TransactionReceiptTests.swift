@@ -68,6 +68,10 @@ final class TransactionReceiptTests: XCTestCase {
             XCTAssertTrue(r.reason.contains(words), "\(r.reason) should say \(words)")
             XCTAssertNil(r.transactionID)
         }
+        // JSON is not a transaction receipt, even with the key (inspect sends it elsewhere).
+        for json in [#" {"status":0}"#, #"{"purchase-info": "e30="}"#] {
+            XCTAssertFalse(Array(json.utf8).withUnsafeBytes { TransactionReceiptReader.looksLikeOne($0) }, json)
+        }
         // An app receipt is not a transaction receipt.
         let app = Fixtures.data("receipts/sandbox_2020-07-22_com.revenuecat.sampleapp.der")
         XCTAssertFalse(app.withUnsafeBytes { TransactionReceiptReader.looksLikeOne($0) })
