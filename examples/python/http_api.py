@@ -303,8 +303,13 @@ class BodyLimits:
 # -- running it ----------------------------------------------------------------------------------
 
 def bind(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on an accepted socket only when its protocol
+    # says TCP, and without it Nagle's algorithm meets the client's delayed ACK, and every
+    # keep-alive request after the first waits about 40 ms. Linux also copies TCP_NODELAY from
+    # the listening socket to the ones it accepts.
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)

@@ -362,8 +362,11 @@ class Ledger:
                 " COALESCE(SUM(CASE WHEN next_at_ms <= ? THEN 1 ELSE 0 END), 0),"
                 " COALESCE(SUM(CASE WHEN tries > 0 THEN 1 ELSE 0 END), 0),"
                 " COALESCE(SUM(CASE WHEN last_status LIKE ? THEN 1 ELSE 0 END), 0),"
-                " MIN(created_ms), MIN(CASE WHEN next_at_ms <= ? THEN next_at_ms END) FROM verification_jobs",
-                (now_ms, now_ms, "fix_configuration%", now_ms))[0]
+                # The recurring recovery jobs never finish: their age says nothing about Apple
+                # failing, so only purchases count towards the oldest pending age.
+                " MIN(CASE WHEN receipt NOT LIKE ? THEN created_ms END),"
+                " MIN(CASE WHEN next_at_ms <= ? THEN next_at_ms END) FROM verification_jobs",
+                (now_ms, now_ms, "fix_configuration%", "recovery:%", now_ms))[0]
             finished = dict(db.query("SELECT outcome, COUNT(*) FROM finished_jobs GROUP BY outcome", ()))
         return {"pending": int(total) - int(leased), "due": int(due), "leased": int(leased), "retried": int(retried),
                 "given_up": int(finished.get("given_up", 0)), "misconfigured": int(misconfigured),
