@@ -230,3 +230,45 @@ def test_idle_connections_take_no_thread_and_are_closed(tmp_path, apple):
         assert get(url + "/health")[0] == 200
     finally:
         cluster.stop()
+
+
+def test_a_slow_request_head_is_cut_off(service):
+    """A client that sends its headers a byte at a time no longer holds its slot: the head must be
+    complete within head_timeout_s, and the server closes the connection when it is not."""
+    server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(head_timeout_s=0.5, keep_alive_s=30))
+    port = server.server_address[1]
+    try:
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.settimeout(0.2)
+        head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 400
+        closed = False
+        for i in range(len(head)):           # one byte every 0.1 s: 40 s for the whole head
+            try:
+                slow.sendall(head[i:i + 1])
+                if slow.recv(1) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+        slow.close()
+        assert closed, "the server kept a connection whose head never completed"
+        # A prompt request on a new connection, and two on one keep-alive connection, still work.
+        assert get(f"http://127.0.0.1:{port}/health")[0] == 200
+        keep = socket.create_connection(("127.0.0.1", port))
+        keep.settimeout(10)
+        for _ in range(2):
+            keep.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += keep.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:40]
+            length = int([line for line in answer.split(b"\r\n") if line.lower().startswith(b"content-length:")][0].split(b":")[1])
+            body = answer.split(b"\r\n\r\n", 1)[1]
+            while len(body) < length:
+                body += keep.recv(4096)
+        keep.close()
+    finally:
+        server.shutdown()
