@@ -310,6 +310,13 @@ class Ledger:
                    " lease_owner = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?",
                    (endpoint, attempt, next_at_ms, why, job.id, job.lease_token))
 
+    def wake_waiting(self, db: "_Cursor", now_ms: int) -> int:
+        """Makes every purchase job that waits on Apple due now (not the recurring recovery jobs, nor
+        jobs held by a worker, nor those waiting on a configuration fix). Returns how many."""
+        return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE next_at_ms > ? AND lease_token IS NULL"
+                          " AND receipt NOT LIKE ? AND (last_status IS NULL OR last_status NOT LIKE ?)",
+                          (now_ms, now_ms, "recovery:%", "fix_configuration%"))
+
     def release(self, job: Job, now_ms: int) -> None:
         """Gives back a claimed job that was not started (the worker is stopping): due again now."""
         with self.transaction() as db:

@@ -35,7 +35,8 @@ from ledger import Job, Ledger
 
 PRODUCTION_URL = "https://buy.itunes.apple.com/verifyReceipt"
 SANDBOX_URL = "https://sandbox.itunes.apple.com/verifyReceipt"
-GIVE_UP_DELAY_MS = 15 * 60 * 1000            # after the library's `give_up`, a new round of attempts later
+GIVE_UP_DELAY_MS = 15 * 60 * 1000            # after the library's `give_up` on a configuration problem, a new round later
+OUTAGE_RETRY_MS = 60 * 1000                  # while Apple is unreachable or failing: try again this often (capped backoff)
 GIVE_UP_AFTER_MS = 3 * 24 * 3600 * 1000      # a job still temporary this long after it was stored ends as given_up
 LEASE_MS = 5 * 60 * 1000                     # renewed while a job runs (heartbeat); see README.md
 BATCH = 5
@@ -231,6 +232,7 @@ class PurchaseService:
         entry = "storekit2" if receipt.startswith(STOREKIT2) else "receipt"
         if answer.kind == "accept":
             def settle(db) -> dict:
+                self.ledger.wake_waiting(db, self.ledger.now(db))   # Apple answers again: wake who waited
                 result = self._settle(db, user_id, answer)
                 if result["status"] == "accepted":
                     self.ledger.supersede(db, key, self.ledger.now(db))
@@ -244,10 +246,10 @@ class PurchaseService:
             return {"status": "rejected", "verdict": answer.verdict, "reason": answer.why}
         if answer.kind == "later":
             next_attempt, delay = answer.attempt + 1, answer.delay_ms
-        else:  # give_up: a new round later; fix_configuration: kept until the secret is fixed
+        else:  # give_up: a new round soon; fix_configuration: kept until the secret is fixed
             if answer.kind == "fix_configuration":
                 log_event(logging.ERROR, "fix_configuration", reason=answer.why)  # an operator must act
-            next_attempt, delay = 1, GIVE_UP_DELAY_MS
+            next_attempt, delay = 1, OUTAGE_RETRY_MS if answer.kind == "give_up" else GIVE_UP_DELAY_MS
 
         def store(db) -> None:
             now = self.ledger.now(db)
@@ -473,7 +475,9 @@ class PurchaseService:
                 log_event(logging.WARNING, "heartbeat_failed", job=job.id, error=f"{type(e).__name__}")
 
     def retry_pending(self) -> list[dict]:
-        """Every job due now, in batches (POST /jobs/retry: for a cron job when no worker runs)."""
+        """Every waiting purchase now, in batches (POST /jobs/retry: an operator who knows Apple is
+        back, or a cron job when no worker runs): the jobs waiting out an outage are made due first."""
+        self.ledger.run(lambda db: self.ledger.wake_waiting(db, self.ledger.now(db)))
         results: list[dict] = []
         while True:
             batch = self.run_due_jobs(100)
@@ -495,6 +499,8 @@ class PurchaseService:
                 return {"status": "lease_lost", "job": job.id}
             now = self.ledger.now(db)
             if answer.kind == "accept":
+                # Apple answers again: the purchases that waited out an outage are due now.
+                self.ledger.wake_waiting(db, now)
                 result = self._settle(db, job.user_id, answer)
                 if result["status"] == "accepted":
                     self.ledger.finish(db, job, "delivered", ",".join(result["delivered"]) or "nothing new", now)
@@ -517,11 +523,14 @@ class PurchaseService:
         if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms and not job.receipt.startswith(RECOVERY):
             self.ledger.finish(db, job, "given_up", f"still {answer.why} after {job.tries} tries", now)
             return {"status": "given_up", "why": answer.why}
-        # give_up: a new round of attempts later. fix_configuration: the same attempt later, never
-        # given up for it: the receipt is fine, our secret is not.
+        # give_up (Apple unreachable or failing after the library's back-off of 1, 2, 4, 8 s): keep
+        # trying every OUTAGE_RETRY_MS while the outage lasts (and sooner: the first call that
+        # Apple answers wakes every waiting job). fix_configuration: the same attempt much later,
+        # never given up for it: the receipt is fine, our secret is not.
         attempt = 1 if answer.kind == "give_up" else answer.attempt
-        self.ledger.reschedule(db, job, answer.environment, attempt, now + GIVE_UP_DELAY_MS, answer.why)
-        return {"status": "pending", "retry_after_ms": GIVE_UP_DELAY_MS, "why": answer.why}
+        delay = OUTAGE_RETRY_MS if answer.kind == "give_up" else GIVE_UP_DELAY_MS
+        self.ledger.reschedule(db, job, answer.environment, attempt, now + delay, answer.why)
+        return {"status": "pending", "retry_after_ms": delay, "why": answer.why}
 
     def work(self, stop: threading.Event, poll_s: float = 1.0, batch: int = BATCH) -> None:
         """The worker loop: a pass, then a pause when nothing was due. A failing pass (database

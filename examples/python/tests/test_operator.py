@@ -39,3 +39,43 @@ def test_recovery_jobs_do_not_age_the_queue(ledger, api):
     jobs = service.health()["jobs"]
     assert jobs["pending"] >= 1                      # the recovery jobs are there...
     assert jobs["oldest_pending_age_ms"] == 0        # ...and no purchase is waiting
+
+
+def test_an_outage_parks_purchases_for_a_minute_and_apples_return_wakes_them(service, apple):
+    """Apple failing past the library's back-off (1, 2, 4, 8 s) used to park a purchase for 15
+    minutes: now the next round is a minute away, the first answer Apple gives again makes every
+    waiting purchase due at once, and so does the operator's retry."""
+    from service import OUTAGE_RETRY_MS
+    from support import consumable
+    clock = service.test_clock
+    apple.go_down("503")
+    for r in ("A", "B"):
+        assert service.submit_receipt(f"u{r}", r)["status"] == "pending"
+    while True:                                   # the back-off runs out while Apple is down
+        clock["now"] = min(j["next_at_ms"] for j in service.ledger.jobs())
+        results = service.run_due_jobs()
+        if all(r.get("retry_after_ms") == OUTAGE_RETRY_MS for r in results) and len(results) == 2:
+            break
+    assert all(j["next_at_ms"] == clock["now"] + OUTAGE_RETRY_MS for j in service.ledger.jobs())
+    apple.come_back()
+    apple.answer_with(lambda endpoint, receipt, n: consumable("7" + receipt))
+    clock["now"] += 5_000                         # Apple is back; the parked jobs are not due yet
+    assert service.health()["jobs"]["due"] == 0
+    assert service.submit_receipt("uC", "C")["status"] == "accepted"     # a front's call succeeds...
+    assert service.health()["jobs"]["due"] == 2                          # ...and wakes both
+    delivered = sorted(t for r in service.run_due_jobs() for t in r.get("delivered", []))
+    assert delivered == ["7A", "7B"]
+
+
+def test_the_operators_retry_reaches_waiting_purchases(service, apple):
+    from service import OUTAGE_RETRY_MS
+    from support import consumable
+    apple.go_down("503")
+    assert service.submit_receipt("u1", "R")["status"] == "pending"
+    apple.come_back()
+    apple.answer_with(lambda endpoint, receipt, n: consumable("7" + receipt))
+    [job] = service.ledger.jobs()
+    assert job["next_at_ms"] > service.test_clock["now"]        # not due: a worker would wait
+    [result] = service.retry_pending()                           # POST /jobs/retry
+    assert result["delivered"] == ["7R"]
+    assert OUTAGE_RETRY_MS < 15 * 60 * 1000

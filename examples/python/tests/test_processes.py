@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from ledger import Ledger
-from service import GIVE_UP_DELAY_MS, LEASE_MS, job_id
+from service import LEASE_MS, OUTAGE_RETRY_MS, job_id
 from support import Cluster, NOW, consumable, concurrently, get, post, wait_for
 
 MERCURY_ID = "com.test.app.mercury"
@@ -138,10 +138,10 @@ def test_apple_down_for_a_while_then_back_loses_nothing(cluster, apple, view):
     next_round("503", 1000, 3, 2000)                 # the library's backoff: 1 s, 2 s, 4 s, 8 s ...
     next_round("21005", 2000, 4, 4000)
     next_round("timeout", 4000, 5, 8000)
-    next_round("refuse", 8000, 1, GIVE_UP_DELAY_MS)  # ... then give_up: a new round 15 minutes later
+    next_round("refuse", 8000, 1, OUTAGE_RETRY_MS)   # ... then give_up: a new round a minute later
     assert {j["last_status"].split(":")[0] for j in view.jobs()} == {"unreachable"}
     apple.come_back()
-    cluster.advance(GIVE_UP_DELAY_MS)
+    cluster.advance(OUTAGE_RETRY_MS)
     wait_for(lambda: view.pending_count() == 0, "delivery once Apple is back", on_fail=cluster.log_text)
 
     assert_each_delivered_once(view, users)

@@ -5,7 +5,7 @@ import json
 import threading
 
 from ledger import Ledger
-from service import GIVE_UP_DELAY_MS, LEASE_MS, PurchaseService, job_id, serve
+from service import GIVE_UP_DELAY_MS, LEASE_MS, OUTAGE_RETRY_MS, PurchaseService, job_id, serve
 from support import config, CONSUMABLE, MERCURY, NOW, concurrently, consumable, get
 
 TEMPORARY = b'{"status": 21005}'
@@ -47,7 +47,7 @@ def test_an_expired_lease_is_due_again_and_the_late_holder_writes_nothing(servic
 def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledger, apple):
     clock = {"now": NOW}
     service = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"],
-                              give_up_after_ms=GIVE_UP_DELAY_MS + 15_000)
+                              give_up_after_ms=OUTAGE_RETRY_MS + 15_000)
     apple.script("R", "production", TEMPORARY)
     assert service.submit_receipt("u1", "R")["retry_after_ms"] == 1000
     waits = []
@@ -56,8 +56,8 @@ def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledge
         clock["now"] = job["next_at_ms"]
         [result] = service.run_due_jobs()
         waits.append((job["attempt"], result.get("retry_after_ms", result["status"])))
-    # The library's backoff, its give_up after attempt 5, a new round 15 minutes later, and the end.
-    assert waits == [(2, 2000), (3, 4000), (4, 8000), (5, GIVE_UP_DELAY_MS),
+    # The library's backoff, its give_up after attempt 5, a new round a minute later, and the end.
+    assert waits == [(2, 2000), (3, 4000), (4, 8000), (5, OUTAGE_RETRY_MS),
                      (1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, "given_up")]
     [end] = service.ledger.finished()
     assert (end["outcome"], end["tries"], end["id"]) == ("given_up", 9, job_id("u1", "R"))
