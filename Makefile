@@ -31,7 +31,7 @@ CXX         ?= c++
 LDCONFIG    ?= /sbin/ldconfig
 PYTHON      ?= python3
 
-.PHONY: all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
+.PHONY: swift-example-test all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
         wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
@@ -210,6 +210,11 @@ deb: all
 # builds the C example against them and removes them again.
 deb-test: deb
 	Tests/c/deb.sh $(VERSION) $(OUT)/deb
+
+# The Swift example (examples/swift: a Hummingbird 2 server on IAPVerifyCore) answering real HTTP
+# requests. Not part of `make test` (its first build takes minutes); .ci/run calls it.
+swift-example-test: bootstrap
+	examples/swift/run-tests.sh
 
 cli-test: all
 	Tests/cli/run.sh
