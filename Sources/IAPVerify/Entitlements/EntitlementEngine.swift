@@ -162,13 +162,13 @@ public struct CatalogConflict: Sendable, Equatable {
 public struct EntitlementReport: Sendable {
     // No field has a default value: an init that stores defaults and then the real values kept
     // `self` in memory and copied it on the way out (every list retained and released).
-    public var entitlements: [Entitlement]
-    public var purchases: [PurchaseRecord]
-    public var unknownProducts: [String]
-    public var catalogConflicts: [CatalogConflict]
+    public internal(set) var entitlements: [Entitlement]
+    public internal(set) var purchases: [PurchaseRecord]
+    public internal(set) var unknownProducts: [String]
+    public internal(set) var catalogConflicts: [CatalogConflict]
     /// Group → still eligible for an introductory offer, sorted by group.
-    public var introEligible: [(group: String, eligible: Bool)]
-    public var delivery: DeliveryPlan
+    public internal(set) var introEligible: [(group: String, eligible: Bool)]
+    public internal(set) var delivery: DeliveryPlan
 
     public init() {
         self.init(entitlements: [], purchases: [], unknownProducts: [], catalogConflicts: [], introEligible: [],
@@ -188,7 +188,7 @@ public struct EntitlementReport: Sendable {
     public func entitlement(_ id: String) -> Entitlement? { entitlements.first { $0.id == id } }
 }
 
-public enum EntitlementEngine {
+package enum EntitlementEngine {
     /// Evaluates everything at `nowMs`. `catalog` nil means "no products section": each product
     /// is its own entitlement, typed by whether it has an expiry.
     /// Hosts call `Verifier.computeEntitlements`, which also plans deliveries and orders.

@@ -3,7 +3,7 @@
 
 public struct EntitlementInputReport: Sendable {
     public internal(set) var judgement: Judgement
-    public var entitlements: EntitlementReport?
+    public internal(set) var entitlements: EntitlementReport?
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
 }

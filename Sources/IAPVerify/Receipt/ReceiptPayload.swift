@@ -111,7 +111,7 @@ public struct ReceiptPayload: Sendable, Equatable {
 }
 
 /// Limits that keep hostile payloads bounded.
-public enum PayloadLimits {
+package enum PayloadLimits {
     /// At most this many in-app records; real receipts stay far below.
     public static let maxInAppCount = 100_000
 }

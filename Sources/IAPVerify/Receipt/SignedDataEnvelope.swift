@@ -51,7 +51,7 @@ enum EnvelopeProblem: Error {
 }
 
 /// Limits on the envelope (see README, "Limits").
-public enum EnvelopeLimits {
+package enum EnvelopeLimits {
     /// Apple embeds 3 certificates (Xcode 1); more than this is not a receipt.
     public static let maxCertificates = 10
 }

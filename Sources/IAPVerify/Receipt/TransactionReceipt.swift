@@ -6,13 +6,13 @@
 
 public struct TransactionReceiptReport: Sendable {
     /// True when the transaction id was read; the verdict is then "unverified", else "malformed".
-    public var isRead: Bool
-    public var reason: String
-    public var transactionID: String?
+    public internal(set) var isRead: Bool
+    public internal(set) var reason: String
+    public internal(set) var transactionID: String?
     /// The outer list's `environment` ("Sandbox"; absent in production receipts).
-    public var environment: String?
+    public internal(set) var environment: String?
     /// Every string field of `purchase-info`, in the receipt's order.
-    public var purchaseInfo: [(key: String, value: String)] = []
+    public internal(set) var purchaseInfo: [(key: String, value: String)] = []
 
     /// Never "valid": nothing in a transaction receipt is checked.
     public var verdictName: String { isRead ? "unverified" : Verdict.malformed.rawValue }

@@ -16,20 +16,20 @@ extension ServerEnvironment {
 }
 
 public struct APIRequest: Sendable {
-    public var endpoint: APIEndpoint
-    public var environment: ServerEnvironment
-    public var method: String
-    public var url: String
+    public internal(set) var endpoint: APIEndpoint
+    public internal(set) var environment: ServerEnvironment
+    public internal(set) var method: String
+    public internal(set) var url: String
     /// In the order they should be sent.
-    public var headers: [(name: String, value: String)]
+    public internal(set) var headers: [(name: String, value: String)]
     /// The body, exactly as it must be sent; nil when the endpoint has none.
-    public var body: [UInt8]?
+    public internal(set) var body: [UInt8]?
     /// True when the body is bytes of another type than JSON (an image): the result carries it
     /// base64 in `body_base64`, never as text.
-    public var bodyIsBinary = false
-    public var tokenExpiresAtMs: Int64
+    public internal(set) var bodyIsBinary = false
+    public internal(set) var tokenExpiresAtMs: Int64
     /// Old spellings the call used, each with what to write instead.
-    public var deprecations: [String] = []
+    public internal(set) var deprecations: [String] = []
 
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (body?.count ?? 0) * 2)

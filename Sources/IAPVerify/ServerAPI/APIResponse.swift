@@ -27,31 +27,31 @@ public struct NotificationSummary: Sendable {
 
 public struct APIResponseReport: Sendable {
     public internal(set) var judgement: Judgement
-    public var endpoint: APIEndpoint
-    public var environment: ServerEnvironment
-    public var httpStatus: Int64
-    public var action: NextAction
-    public var retryAfterMs: Int64?
-    public var errorCode: Int64?
-    public var errorMessage: String?
-    public var nextPage: APINextPage?
+    public internal(set) var endpoint: APIEndpoint
+    public internal(set) var environment: ServerEnvironment
+    public internal(set) var httpStatus: Int64
+    public internal(set) var action: NextAction
+    public internal(set) var retryAfterMs: Int64?
+    public internal(set) var errorCode: Int64?
+    public internal(set) var errorMessage: String?
+    public internal(set) var nextPage: APINextPage?
     /// Signed items verified in this answer.
-    public var signedItems = 0
-    public var transactions: [Transaction] = []
-    public var renewals: [RenewalInfo] = []
+    public internal(set) var signedItems = 0
+    public internal(set) var transactions: [Transaction] = []
+    public internal(set) var renewals: [RenewalInfo] = []
     /// The verified app transaction payload (app_transaction_info), as Apple signed it.
-    public var appTransactionJSON: [UInt8]?
-    public var notifications: [NotificationSummary] = []
-    public var statuses: [SubscriptionStatusCheck] = []
+    public internal(set) var appTransactionJSON: [UInt8]?
+    public internal(set) var notifications: [NotificationSummary] = []
+    public internal(set) var statuses: [SubscriptionStatusCheck] = []
     /// Order lookup: Apple's 0 (valid) or 1 (invalid).
-    public var orderStatus: Int64?
+    public internal(set) var orderStatus: Int64?
     /// The answer's unsigned top-level fields (test notification token, extension results...).
-    public var unsignedJSON: [UInt8]?
+    public internal(set) var unsignedJSON: [UInt8]?
     /// OCSP facts of the first signed item's certificate (or of the item that was refused).
-    public var revocation: RevocationReport?
-    public var entitlements: EntitlementReport?
+    public internal(set) var revocation: RevocationReport?
+    public internal(set) var entitlements: EntitlementReport?
     /// Old spellings the options used, each with what to write instead.
-    public var deprecations: [String] = []
+    public internal(set) var deprecations: [String] = []
 
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
 

@@ -25,16 +25,16 @@ public enum SignatureKind: String, CaseIterable, Sendable {
 }
 
 public struct OfferSignature: Sendable {
-    public var kind: SignatureKind
-    public var keyID: String
-    public var nonce: String
-    public var timestampMs: Int64
+    public internal(set) var kind: SignatureKind
+    public internal(set) var keyID: String
+    public internal(set) var nonce: String
+    public internal(set) var timestampMs: Int64
     /// V1: base64 of the DER ECDSA signature.
-    public var signature: String?
+    public internal(set) var signature: String?
     /// V2: the compact JWS.
-    public var jws: String?
+    public internal(set) var jws: String?
     /// realtime_response: the JSON body to answer Apple with, as text.
-    public var body: String?
+    public internal(set) var body: String?
 
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (jws?.utf8.count ?? 0))

@@ -17,11 +17,24 @@ public final class Signer: @unchecked Sendable {
     package let testBaseURL: String?
     public let testSandboxBaseURL: String?
     /// Where calls with environment LocalTesting go (a server the developer runs).
-    public private(set) var localTestingBaseURL: String?
+    public internal(set) var localTestingBaseURL: String?
 
     /// Parses the signer config: `private_key_pem`, `key_id`, `issuer_id`, `bundle_id`, and the
     /// test-only `test_base_url` (one URL, or {"production": ..., "sandbox": ...}). Anything missing, unknown or of the wrong type is a config error.
     public convenience init(json: UnsafeRawBufferPointer) throws(IAPVFailure) {
+        let s = try Self.settings(json: json)
+        try self.init(privateKeyPEM: s.pem, keyID: s.keyID, issuerID: s.issuerID, bundleID: s.bundleID, testBaseURL: s.base,
+                      testSandboxBaseURL: s.sandboxBase)
+        localTestingBaseURL = s.localBase
+    }
+
+    /// What a signer config says, read and checked for presence (the designated init checks values).
+    struct Settings {
+        var pem: [UInt8], keyID: String, issuerID: String, bundleID: String
+        var base: String?, sandboxBase: String?, localBase: String?
+    }
+
+    static func settings(json: UnsafeRawBufferPointer) throws(IAPVFailure) -> Settings {
         guard json.count <= 64 * 1024 else {
             throw .config("the signer config is \(json.count) bytes; a .p8 key and three ids fit in far less")
         }
@@ -74,9 +87,8 @@ public final class Signer: @unchecked Sendable {
         guard let keyID else { throw .config("signer config needs key_id: the 10-character id of the key in App Store Connect") }
         guard let issuerID else { throw .config("signer config needs issuer_id: the issuer UUID shown with your keys in App Store Connect") }
         guard let bundleID else { throw .config("signer config needs bundle_id: your app's bundle identifier") }
-        try self.init(privateKeyPEM: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, testBaseURL: base,
-                      testSandboxBaseURL: sandboxBase)
-        localTestingBaseURL = localBase
+        return Settings(pem: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID, base: base, sandboxBase: sandboxBase,
+                        localBase: localBase)
     }
 
     public init(privateKeyPEM: [UInt8], keyID: String, issuerID: String, bundleID: String,

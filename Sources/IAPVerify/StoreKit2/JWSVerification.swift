@@ -51,13 +51,13 @@ public enum RealtimeAction: String, Sendable {
 
 /// A verified realtime request's fields (Apple's decodedRealtimeRequest).
 public struct RealtimeRequest: Sendable {
-    public var originalTransactionID: String
-    public var productID: String
-    public var userLocale: String
-    public var requestIdentifier: String
-    public var appAppleID: Int64?
-    public var signedDateMs: Int64
-    public var action: RealtimeAction = .respond
+    public internal(set) var originalTransactionID: String
+    public internal(set) var productID: String
+    public internal(set) var userLocale: String
+    public internal(set) var requestIdentifier: String
+    public internal(set) var appAppleID: Int64?
+    public internal(set) var signedDateMs: Int64
+    public internal(set) var action: RealtimeAction = .respond
 
     /// How far in the future a signedDate may be (clocks differ) before the request is a replay.
     static let futureToleranceMs: Int64 = 60_000
@@ -80,48 +80,54 @@ public enum NotificationAction: String, Sendable {
 }
 
 public struct NotificationInfo: Sendable {
-    public var type: String
-    public var subtype: String?
-    public var uuid: String?
-    public var signedDateMs: Int64?
-    public var action: NotificationAction = .apply
+    public internal(set) var type: String
+    public internal(set) var subtype: String?
+    public internal(set) var uuid: String?
+    public internal(set) var signedDateMs: Int64?
+    public internal(set) var action: NotificationAction = .apply
     /// What the notification does to the subscriber's state.
-    public var effect: NotificationEffect = .unknown
+    public internal(set) var effect: NotificationEffect = .unknown
     /// The nested signedTransactionInfo and signedRenewalInfo, each verified like the outer token.
-    public var transaction: Transaction?
-    public var renewal: RenewalInfo?
+    public internal(set) var transaction: Transaction?
+    public internal(set) var renewal: RenewalInfo?
     /// A consent change's appData.signedAppTransactionInfo, verified like the outer token: the
     /// payload as Apple signed it.
-    public var appTransactionJSON: [UInt8]?
+    public internal(set) var appTransactionJSON: [UInt8]?
 }
 
 public struct JWSReport: Sendable {
     public internal(set) var judgement = Judgement.undecided
-    public var kind: JWSKind?
-    public var environment: ReceiptEnvironment?
-    public var bundleID: String?
+    public internal(set) var kind: JWSKind?
+    public internal(set) var environment: ReceiptEnvironment?
+    public internal(set) var bundleID: String?
     /// Apple's `appAppleId` when the payload carries one (notifications, app transactions).
-    public var appAppleID: Int64?
-    public var signedDateMs: Int64?
+    public internal(set) var appAppleID: Int64?
+    public internal(set) var signedDateMs: Int64?
     /// The instant the certificate chain was validated at.
-    public var validatedAtMs: Int64?
-    public var chain: [CertificateSummary] = []
+    public internal(set) var validatedAtMs: Int64?
+    public internal(set) var chain: [CertificateSummary] = []
     /// OCSP facts of the leaf (nil until the chain verified).
-    public var revocation: RevocationReport?
+    public internal(set) var revocation: RevocationReport?
     /// The decoded payload, as received (valid JSON: Jansson parsed it).
-    public var payloadJSON: [UInt8]?
-    public var transaction: Transaction?
-    public var renewal: RenewalInfo?
-    public var appAccountToken: String?
-    public var productType: String?
-    public var notification: NotificationInfo?
-    public var realtime: RealtimeRequest?
-    public var entitlements: EntitlementReport?
+    public internal(set) var payloadJSON: [UInt8]?
+    public internal(set) var transaction: Transaction?
+    public internal(set) var renewal: RenewalInfo?
+    public internal(set) var appAccountToken: String?
+    public internal(set) var productType: String?
+    public internal(set) var notification: NotificationInfo?
+    public internal(set) var realtime: RealtimeRequest?
+    public internal(set) var entitlements: EntitlementReport?
 
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
 
-    mutating func fail(_ verdict: Verdict, _ reason: String) { judgement = Judgement(verdict, reason) }
+    /// Refuses the token. What was decoded stays for logs, but no action says to use it: a host
+    /// that reads only the action is as safe as one that reads the verdict.
+    mutating func fail(_ verdict: Verdict, _ reason: String) {
+        judgement = Judgement(verdict, reason)
+        notification?.action = .reject
+        realtime?.action = .reject
+    }
 }
 
 /// Verifies compact JWS with the verifier's rules.

@@ -7,7 +7,7 @@
 // Public because the CLI (a separate target) prints it.
 
 /// One state of the table: the engine's state and whether it grants access.
-public struct SubscriptionStateRow: Sendable {
+package struct SubscriptionStateRow: Sendable {
     public let state: EntitlementState
     public let active: Bool
     public let meaning: String
@@ -16,7 +16,7 @@ public struct SubscriptionStateRow: Sendable {
 /// One arrow: a notification with `effect` arriving while the entitlement is in one of `from`
 /// leaves it in `to` once the records it carries are applied. `when` says which case, for an
 /// effect with more than one outcome.
-public struct SubscriptionTransition: Sendable {
+package struct SubscriptionTransition: Sendable {
     public let from: [EntitlementState]
     public let effect: NotificationEffect
     public let to: EntitlementState
@@ -24,12 +24,12 @@ public struct SubscriptionTransition: Sendable {
 }
 
 /// An effect that is not drawn, and why.
-public struct SubscriptionEffectNotDrawn: Sendable {
+package struct SubscriptionEffectNotDrawn: Sendable {
     public let effect: NotificationEffect
     public let why: String
 }
 
-public enum SubscriptionStates {
+package enum SubscriptionStates {
     /// Where a subscription starts: no transaction grants the entitlement yet.
     public static let start: EntitlementState = .notPurchased
 

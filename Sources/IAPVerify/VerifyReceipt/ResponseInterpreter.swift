@@ -10,34 +10,34 @@ public enum ResponseStyle: String, Sendable {
 
 /// The receipt fields a response carries (iOS 7 `receipt`, or the iOS 6 top-level transaction).
 public struct ResponseReceipt: Sendable {
-    public var style: ResponseStyle
-    public var receiptType: String?
-    public var bundleID: String?
-    public var appVersion: String?
-    public var originalAppVersion: String?
-    public var creationDateMs: Int64?
-    public var requestDateMs: Int64?
-    public var originalPurchaseDateMs: Int64?
-    public var expirationDateMs: Int64?
-    public var appItemID: String?
-    public var downloadID: String?
-    public var versionExternalIdentifier: String?
-    public var latestReceiptPresent = false
+    public internal(set) var style: ResponseStyle
+    public internal(set) var receiptType: String?
+    public internal(set) var bundleID: String?
+    public internal(set) var appVersion: String?
+    public internal(set) var originalAppVersion: String?
+    public internal(set) var creationDateMs: Int64?
+    public internal(set) var requestDateMs: Int64?
+    public internal(set) var originalPurchaseDateMs: Int64?
+    public internal(set) var expirationDateMs: Int64?
+    public internal(set) var appItemID: String?
+    public internal(set) var downloadID: String?
+    public internal(set) var versionExternalIdentifier: String?
+    public internal(set) var latestReceiptPresent = false
 }
 
 public struct ResponseReport: Sendable {
     public internal(set) var judgement: Judgement
-    public var status: Int64?
-    public var action: NextAction
-    public var retryAfterMs: Int64?
-    public var environment: ReceiptEnvironment?
-    public var receipt: Optional<ResponseReceipt>
-    public var transactions: [Transaction]
-    public var renewals: [RenewalInfo]
+    public internal(set) var status: Int64?
+    public internal(set) var action: NextAction
+    public internal(set) var retryAfterMs: Int64?
+    public internal(set) var environment: ReceiptEnvironment?
+    public internal(set) var receipt: Optional<ResponseReceipt>
+    public internal(set) var transactions: [Transaction]
+    public internal(set) var renewals: [RenewalInfo]
     /// Filled only for an accepted, valid body.
-    public var entitlements: Optional<EntitlementReport>
+    public internal(set) var entitlements: Optional<EntitlementReport>
     /// Old spellings the options used, each with what to write instead.
-    public var deprecations: [String]
+    public internal(set) var deprecations: [String]
 
     // Every init sets every field once, and no field has a default value (`Optional<T>` is
     // spelled out because `T?` would default to nil): an init that stored defaults and then

@@ -15,6 +15,6 @@ public enum NextAction: String, Sendable, CaseIterable {
 }
 
 @available(*, deprecated, renamed: "NextAction")
-public typealias ResponseAction = NextAction
+package typealias ResponseAction = NextAction
 @available(*, deprecated, renamed: "NextAction")
-public typealias APIAction = NextAction
+package typealias APIAction = NextAction

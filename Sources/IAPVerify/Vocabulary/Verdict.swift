@@ -60,4 +60,6 @@ public protocol VerificationResult: Sendable {
 extension VerificationResult {
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
+    /// Why, in one sentence (the result's `reason`).
+    public var reason: String { judgement.reason }
 }
