@@ -311,10 +311,12 @@ class Ledger:
                    (endpoint, attempt, next_at_ms, why, job.id, job.lease_token))
 
     def wake_waiting(self, db: "_Cursor", now_ms: int) -> int:
-        """Makes every purchase job that waits on Apple due now (not the recurring recovery jobs, nor
-        jobs held by a worker, nor those waiting on a configuration fix). Returns how many."""
+        """Makes every purchase job that waits out an outage due now: those the library gave up on
+        for a round (attempt 1 again), not those inside its back-off (their Retry-After stands),
+        nor the recurring recovery jobs, jobs held by a worker, or those waiting on a
+        configuration fix. Returns how many."""
         return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE next_at_ms > ? AND lease_token IS NULL"
-                          " AND receipt NOT LIKE ? AND (last_status IS NULL OR last_status NOT LIKE ?)",
+                          " AND attempt = 1 AND receipt NOT LIKE ? AND (last_status IS NULL OR last_status NOT LIKE ?)",
                           (now_ms, now_ms, "recovery:%", "fix_configuration%"))
 
     def release(self, job: Job, now_ms: int) -> None:

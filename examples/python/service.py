@@ -475,8 +475,8 @@ class PurchaseService:
                 log_event(logging.WARNING, "heartbeat_failed", job=job.id, error=f"{type(e).__name__}")
 
     def retry_pending(self) -> list[dict]:
-        """Every waiting purchase now, in batches (POST /jobs/retry: an operator who knows Apple is
-        back, or a cron job when no worker runs): the jobs waiting out an outage are made due first."""
+        """Every job due now, in batches (POST /jobs/retry: an operator who knows Apple is back, or a
+        cron job when no worker runs); the purchases waiting out an outage are made due first."""
         self.ledger.run(lambda db: self.ledger.wake_waiting(db, self.ledger.now(db)))
         results: list[dict] = []
         while True:

@@ -72,6 +72,9 @@ def test_the_operators_retry_reaches_waiting_purchases(service, apple):
     from support import consumable
     apple.go_down("503")
     assert service.submit_receipt("u1", "R")["status"] == "pending"
+    while service.ledger.jobs()[0]["attempt"] != 1 or service.ledger.jobs()[0]["tries"] == 0:
+        service.test_clock["now"] = service.ledger.jobs()[0]["next_at_ms"]   # through the back-off
+        service.run_due_jobs()
     apple.come_back()
     apple.answer_with(lambda endpoint, receipt, n: consumable("7" + receipt))
     [job] = service.ledger.jobs()
