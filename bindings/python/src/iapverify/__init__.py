@@ -18,6 +18,10 @@ plain string.
 Transactions, renewal infos, notifications, app transactions and subscription statuses are frozen
 dataclasses (``Transaction``, ``RenewalInfo``, ...) with typed snake_case fields, Apple's camelCase
 names as aliases, and the read-only mapping protocol over the library's JSON (``to_dict()``).
+
+The package is typed (``py.typed``): the JSON objects results hand over as they are (an
+entitlement's ``evidence``, a result's ``receipt``, an API result's ``unsigned`` ...) are described
+by ``TypedDict`` classes (``Evidence``, ``Receipt``, ``UnsignedFields`` ...).
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ import operator
 import threading
 import time
 import warnings
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Sequence, SupportsIndex, Union, cast,
+                    overload)
 
 from . import _native
 from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
@@ -37,9 +42,11 @@ from .enums import (Action, EntitlementState, Environment, NotificationAction, N
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
                      TooLargeError, from_status)
 from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction, plain as _plain
-from .results import (APIRequest, APIResult, APIToken, Delivery, DeliveryItem, Entitlement, JWSResult, OfferSignature,
-                      OrderMatch, Purchase, ResponseResult, Result, Revocation, TransactionReceipt, parse, parse_request,
-                      parse_signature, parse_token)
+from .results import (APIRequest, APIResult, APIToken, BillingEvidence, CatalogConflict, Certificate, Delivery,
+                      DeliveryItem, Entitlement, Evidence, JWSResult, OfferSignature, OrderMatch, Purchase,
+                      RealtimeRequest, Receipt, ReceiptSigning, ResponseResult, Result, Revocation, RevocationInfo,
+                      TransactionReceipt, UnknownAttribute, UnsignedFields, parse, parse_request, parse_signature,
+                      parse_token)
 
 __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "Entitlement", "Purchase", "Delivery", "DeliveryItem", "OrderMatch",
            "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus",
@@ -47,15 +54,22 @@ __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "E
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
            "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "ServerEnvironment",
            "NotificationType", "NotificationSubtype",
-           "TransactionReceipt", "read_transaction_receipt", "library_version", "now_ms"]
+           "TransactionReceipt", "read_transaction_receipt", "library_version", "now_ms",
+           "Evidence", "BillingEvidence", "Receipt", "ReceiptSigning", "Certificate", "RevocationInfo",
+           "UnknownAttribute", "UnsignedFields", "RealtimeRequest", "CatalogConflict"]
 
 
-def __getattr__(name: str) -> object:
-    # APIEnvironment: the old name of ServerEnvironment, kept until the next release.
-    if name == "APIEnvironment":
-        warnings.warn(_API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
-        return ServerEnvironment
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    # Type checkers see the deprecated name itself and no catch-all __getattr__, so that a
+    # misspelt name (iapverify.Verifer) is an error rather than an ``object``.
+    APIEnvironment = ServerEnvironment
+else:
+    def __getattr__(name: str) -> object:
+        # APIEnvironment: the old name of ServerEnvironment, kept until the next release.
+        if name == "APIEnvironment":
+            warnings.warn(_API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
+            return ServerEnvironment
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _lib: Optional[ctypes.CDLL] = None
@@ -71,7 +85,8 @@ def _library() -> ctypes.CDLL:
 
 
 def library_version() -> str:
-    return _library().iapv_version_string().decode()
+    version: bytes = _library().iapv_version_string()
+    return version.decode()
 
 
 def read_transaction_receipt(receipt: Binary) -> TransactionReceipt:
@@ -124,6 +139,12 @@ def _binary(value: object, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes, bytearray, memoryview or str, not {_type_name(value)}")
 
 
+@overload
+def _json_bytes(value: object, what: str, optional: Literal[False] = False) -> bytes: ...
+@overload
+def _json_bytes(value: object, what: str, optional: bool) -> Optional[bytes]: ...
+
+
 def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[bytes]:
     """JSON text for the library: given as str or bytes-like, or encoded from a mapping. Records
     (``Transaction``, ``RenewalInfo``...) anywhere inside are written as their ``to_dict()``."""
@@ -138,7 +159,7 @@ def _json_bytes(value: object, what: str, optional: bool = False) -> Optional[by
     raise TypeError(f"{what} must be a mapping or JSON text (str or bytes), not {_type_name(value)}")
 
 
-def _ocsp_items(items: object) -> list:
+def _ocsp_items(items: object) -> list[str]:
     """``ocsp_responses`` for the JSON options: DER bytes are base64-encoded, text is kept as it is."""
     if isinstance(items, (str, bytes, bytearray, memoryview)) or not isinstance(items, Sequence):
         raise TypeError(f"ocsp_responses must be a list of DER bytes or base64 str, not {_type_name(items)}")
@@ -165,7 +186,7 @@ def _int64(value: object, what: str) -> int:
     """An int that fits the C int64_t, or an error that says why (ctypes would silently wrap)."""
     if isinstance(value, bool) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{what} must be an int, not {_type_name(value)}")
-    number = operator.index(value)
+    number = operator.index(cast(SupportsIndex, value))
     if not _INT64_MIN <= number <= _INT64_MAX:
         raise InvalidArgumentError(f"{what} must fit in a signed 64-bit integer, got {number}")
     return number
@@ -381,7 +402,7 @@ class Verifier(_Handle):
         return result
 
     @staticmethod
-    def _options_dict(options: Optional[JSONish]) -> dict:
+    def _options_dict(options: Optional[JSONish]) -> dict[str, Any]:
         try:
             opts = _json.loads(_options_bytes(options) or b"{}")
         except ValueError as e:

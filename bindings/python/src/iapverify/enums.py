@@ -7,18 +7,21 @@ plain string otherwise: a value added by a newer library is kept, never refused.
 from __future__ import annotations
 
 import enum
+import sys
 import warnings
-from typing import Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Optional, TypeVar, Union, overload
 
-try:
+if sys.version_info >= (3, 11):
     from enum import StrEnum
-except ImportError:                            # Python 3.9 and 3.10
-    class StrEnum(str, enum.Enum):             # type: ignore[no-redef]
+else:                                          # Python 3.9 and 3.10
+    class StrEnum(str, enum.Enum):
         """A ``str`` whose ``str()``, format and hash are the value's, as in Python 3.11."""
 
         __str__ = str.__str__
-        __format__ = str.__format__
         __hash__ = str.__hash__
+
+        def __format__(self, format_spec: str) -> str:
+            return str.__format__(self, format_spec)
 
 
 class Verdict(StrEnum):
@@ -172,11 +175,22 @@ API_ENVIRONMENT_DEPRECATED = ("iapverify.APIEnvironment is deprecated: use iapve
                               "spelling, \"Production\" and \"Sandbox\"); the old name goes in the next release")
 
 
-def __getattr__(name: str) -> object:
-    if name == "APIEnvironment":
-        warnings.warn(API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
-        return ServerEnvironment
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    # What type checkers see: the deprecated name, and no catch-all ``__getattr__`` (a misspelt
+    # name is an error).
+    APIEnvironment = ServerEnvironment
+else:
+    def __getattr__(name: str) -> object:
+        if name == "APIEnvironment":
+            warnings.warn(API_ENVIRONMENT_DEPRECATED, DeprecationWarning, stacklevel=2)
+            return ServerEnvironment
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@overload
+def known(cls: "type[E]", value: str) -> "Union[E, str]": ...
+@overload
+def known(cls: "type[E]", value: Optional[str]) -> "Union[E, str, None]": ...
 
 
 def known(cls: "type[E]", value: Optional[str]) -> "Union[E, str, None]":

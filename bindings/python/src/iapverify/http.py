@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Mapping, Optional, Union
+from typing import Any, Awaitable, Callable, Mapping, Optional, Union, cast
 
 try:
     import httpx
@@ -26,7 +26,7 @@ except ImportError as e:                       # pragma: no cover - depends on t
 from . import Signer, Verifier, now_ms as _host_now_ms
 from .enums import Action, ServerEnvironment, known
 from .records import Notification, RenewalInfo, Transaction
-from .results import APIRequest, APIResult, Result, Revocation
+from .results import APIRequest, APIResult, Result, Revocation, UnsignedFields
 
 __all__ = ["Client", "AsyncClient", "CallResult", "APICallError", "GiveUpError", "FixConfigurationError",
            "RejectError", "DeadlineError", "OCSPError", "fetch_ocsp", "afetch_ocsp"]
@@ -42,13 +42,13 @@ class APICallError(Exception):
     """A call that ended without ``accept``. ``result`` is the last ``APIResult`` (None if there was
     none), ``call`` the call as last sent."""
 
-    def __init__(self, message: str, result: Optional[APIResult], call: dict):
+    def __init__(self, message: str, result: Optional[APIResult], call: dict[str, Any]):
         super().__init__(message)
         self.result = result
         self.call = call
 
     @property
-    def action(self) -> Optional[str]:
+    def action(self) -> Union[Action, str, None]:
         """The last result's action, or None."""
         return None if self.result is None else self.result.action
 
@@ -96,12 +96,12 @@ class CallResult:
     deprecations: list[str] = field(default_factory=list)
 
     @property
-    def unsigned(self) -> Optional[dict]:
+    def unsigned(self) -> Optional[UnsignedFields]:
         """The last page's unsigned fields (e.g. ``revision``: store it for the next call)."""
         return self.result.unsigned
 
     @property
-    def entitlement_input(self) -> dict:
+    def entitlement_input(self) -> dict[str, list[dict[str, Any]]]:
         """``{"transactions": ..., "renewal_info": ...}`` of every page, for ``compute_entitlements``."""
         return {"transactions": [t.to_dict() for t in self.transactions],
                 "renewal_info": [r.to_dict() for r in self.renewal_info]}
@@ -114,7 +114,7 @@ class _Follow:
         if not isinstance(call, Mapping):
             raise TypeError(f"call must be a mapping, not {type(call).__name__}")
         self.client = client
-        self.call: dict = dict(call)
+        self.call: dict[str, Any] = dict(call)
         self.call.setdefault("environment", ServerEnvironment.PRODUCTION.value)
         self.first = dict(self.call)
         self.options = options
@@ -133,7 +133,7 @@ class _Follow:
     def _left(self) -> Optional[float]:
         return None if self.deadline is None else self.deadline - self.client._clock()
 
-    def _error(self, cls: type, message: str) -> APICallError:
+    def _error(self, cls: type[APICallError], message: str) -> APICallError:
         err = cls(message, self.last, dict(self.call))
         err.__cause__ = self.problem
         return err
@@ -189,8 +189,9 @@ class _Follow:
             self.call = {**self.first, "environment": ServerEnvironment.SANDBOX.value}
             self.attempt, self.pages = 1, []
             return None
-        cls = {Action.GIVE_UP: GiveUpError, Action.FIX_CONFIGURATION: FixConfigurationError,
-               Action.REJECT: RejectError}.get(r.action, APICallError)
+        errors: dict[str, type[APICallError]] = {Action.GIVE_UP: GiveUpError, Action.REJECT: RejectError,
+                                                 Action.FIX_CONFIGURATION: FixConfigurationError}
+        cls = errors.get(r.action, APICallError)
         raise self._error(cls, f"{where}: {r.action}: {r.verdict}: {r.reason}")
 
     def _done(self, r: APIResult, request: APIRequest) -> CallResult:
@@ -353,8 +354,8 @@ def fetch_ocsp(source: Union[Result, Revocation, None], *, http: Optional[httpx.
     own = http is None
     client = httpx.Client() if http is None else http
     try:
-        response = client.post(revocation.responder_url, content=revocation.request_der, headers=_OCSP_HEADERS,
-                               timeout=timeout_s, follow_redirects=False)
+        response = client.post(cast(str, revocation.responder_url), content=revocation.request_der,
+                               headers=_OCSP_HEADERS, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as e:
         raise OCSPError(f"the OCSP responder {revocation.responder_url} did not answer: {e!r}") from e
     finally:
@@ -372,8 +373,8 @@ async def afetch_ocsp(source: Union[Result, Revocation, None], *, http: Optional
     own = http is None
     client = httpx.AsyncClient() if http is None else http
     try:
-        response = await client.post(revocation.responder_url, content=revocation.request_der, headers=_OCSP_HEADERS,
-                                     timeout=timeout_s, follow_redirects=False)
+        response = await client.post(cast(str, revocation.responder_url), content=revocation.request_der,
+                                     headers=_OCSP_HEADERS, timeout=timeout_s, follow_redirects=False)
     except httpx.HTTPError as e:
         raise OCSPError(f"the OCSP responder {revocation.responder_url} did not answer: {e!r}") from e
     finally:

@@ -4,6 +4,7 @@ app transactions and subscription statuses (docs/results.md).
 Each record has a typed snake_case attribute per documented member, Apple's camelCase name as a
 read-only alias (``t.transactionId``, ``t.expiresDate`` in milliseconds, ``n.notificationUUID``),
 and ``extra``: the members this package does not name (a newer library's), kept as they are.
+The aliases are properties declared with their types, so that type checkers and IDEs know them.
 
 A record is also a read-only ``Mapping`` over the JSON object the library wrote: ``t["transaction_id"]``,
 ``t.get(...)``, ``keys()``, ``items()``, ``in``, ``len``, ``dict(t)``. Item access gives the JSON values
@@ -16,9 +17,9 @@ import dataclasses
 import enum
 import json as _json
 import uuid
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterator, Optional, Union
+from typing import Any, Callable, ClassVar, Optional, TypeVar, Union, cast
 
 from .enums import EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType, known
 
@@ -62,41 +63,37 @@ def plain(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-class Record(Mapping):
-    """The base of the record classes: the Mapping protocol, ``to_dict()``, ``from_dict()``, aliases.
+_R = TypeVar("_R", bound="Record")
+
+
+class Record(Mapping[str, Any]):
+    """The base of the record classes: the Mapping protocol, ``to_dict()``, ``from_dict()``.
 
     Subclasses are ``@dataclass(frozen=True, eq=False)`` whose last field is ``extra``; they set
-    ``_KEYS`` (field -> JSON key, where they differ), ``_APPLE`` (Apple's name -> field),
-    ``_CONVERT`` (field -> how to type the JSON value) and ``_ALWAYS`` (the JSON keys written even
-    when null, for a record built by hand).
+    ``_KEYS`` (field -> JSON key, where they differ), ``_CONVERT`` (field -> how to type the JSON
+    value) and ``_ALWAYS`` (the JSON keys written even when null, for a record built by hand), and
+    declare Apple's camelCase names as read-only properties of the fields' types.
     """
 
     _KEYS: ClassVar[dict[str, str]] = {}
-    _APPLE: ClassVar[dict[str, str]] = {}
     _CONVERT: ClassVar[dict[str, Callable[[Any], Any]]] = {}
     _ALWAYS: ClassVar[frozenset[str]] = frozenset()
+    _field_list: ClassVar[tuple[dataclasses.Field[Any], ...]]
 
     extra: dict[str, Any]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for apple, name in cls._APPLE.items():
-            if apple != name and apple not in cls.__dict__:
-                setattr(cls, apple, property(lambda self, _name=name: getattr(self, _name),
-                                             doc=f"Apple's ``{apple}``: the same value as ``{name}``."))
 
     # -- building --------------------------------------------------------------------------------
 
     @classmethod
-    def _fields(cls) -> "tuple[dataclasses.Field, ...]":
-        cached = cls.__dict__.get("_field_list")
+    def _fields(cls) -> tuple[dataclasses.Field[Any], ...]:
+        cached: Optional[tuple[dataclasses.Field[Any], ...]] = cls.__dict__.get("_field_list")
         if cached is None:
-            cached = tuple(f for f in dataclasses.fields(cls) if f.name != "extra")
+            cached = tuple(f for f in dataclasses.fields(cast(Any, cls)) if f.name != "extra")
             cls._field_list = cached
         return cached
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+    def from_dict(cls: type[_R], d: Mapping[str, Any]) -> _R:
         """The record of one JSON object as the library writes it. Missing members take their
         defaults; members this class does not name go to ``extra``. Nothing is refused."""
         if isinstance(d, cls):
@@ -106,7 +103,7 @@ class Record(Mapping):
         elif not isinstance(d, dict):
             d = dict(d)
         values: dict[str, Any] = {}
-        known_keys = set()
+        known_keys: set[str] = set()
         for f in cls._fields():
             key = cls._KEYS.get(f.name, f.name)
             known_keys.add(key)
@@ -116,18 +113,19 @@ class Record(Mapping):
                 values[f.name] = convert(value) if convert is not None and value is not None else value
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 values[f.name] = None
-        record = cls(**values, extra={k: v for k, v in d.items() if k not in known_keys})
+        # The subclasses are dataclasses: their constructors take the fields and ``extra``.
+        record: _R = cast(Any, cls)(**values, extra={k: v for k, v in d.items() if k not in known_keys})
         object.__setattr__(record, "_json", d)
         return record
 
     @classmethod
-    def maybe(cls, d: Optional[Mapping[str, Any]]) -> Any:
+    def maybe(cls: type[_R], d: object) -> Optional[_R]:
         """``from_dict(d)``, or None for None (or anything that is not a JSON object)."""
         return cls.from_dict(d) if isinstance(d, Mapping) else None
 
-    def _json_object(self) -> dict:
+    def _json_object(self) -> dict[str, Any]:
         """The JSON object itself (not a copy): the library's, or one made from the fields."""
-        d = self.__dict__.get("_json")
+        d: Optional[dict[str, Any]] = self.__dict__.get("_json")
         if d is None:
             d = {}
             for f in self._fields():
@@ -140,10 +138,11 @@ class Record(Mapping):
             object.__setattr__(self, "_json", d)
         return d
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A copy of the JSON object the library wrote (for a record built by hand: one made
         from its fields), with the library's key names and plain values."""
-        return _copy(self._json_object())
+        copied: dict[str, Any] = _copy(self._json_object())
+        return copied
 
     # -- the read-only Mapping protocol, over the JSON object -----------------------------------
 
@@ -162,13 +161,13 @@ class Record(Mapping):
     def get(self, key: str, default: Any = None) -> Any:
         return self._json_object().get(key, default)
 
-    def keys(self):  # type: ignore[override]
+    def keys(self) -> KeysView[str]:
         return self._json_object().keys()
 
-    def items(self):  # type: ignore[override]
+    def items(self) -> ItemsView[str, Any]:
         return self._json_object().items()
 
-    def values(self):  # type: ignore[override]
+    def values(self) -> ValuesView[Any]:
         return self._json_object().values()
 
     # -- equality: the same JSON object ----------------------------------------------------------
@@ -250,17 +249,128 @@ class Transaction(Record):
                          "original_purchase_date_ms", "expires_date_ms", "cancellation_date_ms", "cancellation_reason",
                          "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period", "is_upgraded",
                          "promotional_offer_id", "in_app_ownership_type", "subscription_group_identifier"))
-    _APPLE = {"transactionId": "transaction_id", "productId": "product_id", "originalTransactionId": "original_transaction_id",
-              "purchaseDate": "purchase_date_ms", "originalPurchaseDate": "original_purchase_date_ms",
-              "expiresDate": "expires_date_ms", "revocationDate": "cancellation_date_ms",
-              "revocationReason": "cancellation_reason", "webOrderLineItemId": "web_order_line_item_id",
-              "isUpgraded": "is_upgraded", "offerIdentifier": "promotional_offer_id",
-              "inAppOwnershipType": "in_app_ownership_type", "subscriptionGroupIdentifier": "subscription_group_identifier",
-              "signedDate": "signed_date_ms", "revocationType": "revocation_type",
-              "revocationPercentage": "revocation_percentage", "offerType": "offer_type",
-              "offerDiscountType": "offer_discount_type", "offerPeriod": "offer_period", "storefrontId": "storefront_id",
-              "appAccountToken": "app_account_token", "appTransactionId": "app_transaction_id",
-              "transactionReason": "transaction_reason", "billingPlanType": "billing_plan_type"}
+
+    # -- Apple's names: read-only aliases of the fields, with their types ---------------------------
+
+    @property
+    def transactionId(self) -> str:
+        """Apple's ``transactionId``: the same value as ``transaction_id``."""
+        return self.transaction_id
+
+    @property
+    def productId(self) -> str:
+        """Apple's ``productId``: the same value as ``product_id``."""
+        return self.product_id
+
+    @property
+    def originalTransactionId(self) -> Optional[str]:
+        """Apple's ``originalTransactionId``: the same value as ``original_transaction_id``."""
+        return self.original_transaction_id
+
+    @property
+    def purchaseDate(self) -> Optional[int]:
+        """Apple's ``purchaseDate``: the same value as ``purchase_date_ms``."""
+        return self.purchase_date_ms
+
+    @property
+    def originalPurchaseDate(self) -> Optional[int]:
+        """Apple's ``originalPurchaseDate``: the same value as ``original_purchase_date_ms``."""
+        return self.original_purchase_date_ms
+
+    @property
+    def expiresDate(self) -> Optional[int]:
+        """Apple's ``expiresDate``: the same value as ``expires_date_ms``."""
+        return self.expires_date_ms
+
+    @property
+    def revocationDate(self) -> Optional[int]:
+        """Apple's ``revocationDate``: the same value as ``cancellation_date_ms``."""
+        return self.cancellation_date_ms
+
+    @property
+    def revocationReason(self) -> Optional[str]:
+        """Apple's ``revocationReason``: the same value as ``cancellation_reason``."""
+        return self.cancellation_reason
+
+    @property
+    def webOrderLineItemId(self) -> Optional[str]:
+        """Apple's ``webOrderLineItemId``: the same value as ``web_order_line_item_id``."""
+        return self.web_order_line_item_id
+
+    @property
+    def isUpgraded(self) -> bool:
+        """Apple's ``isUpgraded``: the same value as ``is_upgraded``."""
+        return self.is_upgraded
+
+    @property
+    def offerIdentifier(self) -> Optional[str]:
+        """Apple's ``offerIdentifier``: the same value as ``promotional_offer_id``."""
+        return self.promotional_offer_id
+
+    @property
+    def inAppOwnershipType(self) -> Optional[str]:
+        """Apple's ``inAppOwnershipType``: the same value as ``in_app_ownership_type``."""
+        return self.in_app_ownership_type
+
+    @property
+    def subscriptionGroupIdentifier(self) -> Optional[str]:
+        """Apple's ``subscriptionGroupIdentifier``: the same value as ``subscription_group_identifier``."""
+        return self.subscription_group_identifier
+
+    @property
+    def signedDate(self) -> Optional[int]:
+        """Apple's ``signedDate``: the same value as ``signed_date_ms``."""
+        return self.signed_date_ms
+
+    @property
+    def revocationType(self) -> Optional[str]:
+        """Apple's ``revocationType``: the same value as ``revocation_type``."""
+        return self.revocation_type
+
+    @property
+    def revocationPercentage(self) -> Optional[int]:
+        """Apple's ``revocationPercentage``: the same value as ``revocation_percentage``."""
+        return self.revocation_percentage
+
+    @property
+    def offerType(self) -> Optional[int]:
+        """Apple's ``offerType``: the same value as ``offer_type``."""
+        return self.offer_type
+
+    @property
+    def offerDiscountType(self) -> Optional[str]:
+        """Apple's ``offerDiscountType``: the same value as ``offer_discount_type``."""
+        return self.offer_discount_type
+
+    @property
+    def offerPeriod(self) -> Optional[str]:
+        """Apple's ``offerPeriod``: the same value as ``offer_period``."""
+        return self.offer_period
+
+    @property
+    def storefrontId(self) -> Optional[str]:
+        """Apple's ``storefrontId``: the same value as ``storefront_id``."""
+        return self.storefront_id
+
+    @property
+    def appAccountToken(self) -> Optional[str]:
+        """Apple's ``appAccountToken``: the same value as ``app_account_token``."""
+        return self.app_account_token
+
+    @property
+    def appTransactionId(self) -> Optional[str]:
+        """Apple's ``appTransactionId``: the same value as ``app_transaction_id``."""
+        return self.app_transaction_id
+
+    @property
+    def transactionReason(self) -> Optional[str]:
+        """Apple's ``transactionReason``: the same value as ``transaction_reason``."""
+        return self.transaction_reason
+
+    @property
+    def billingPlanType(self) -> Optional[str]:
+        """Apple's ``billingPlanType``: the same value as ``billing_plan_type``."""
+        return self.billing_plan_type
 
 
 @dataclass(frozen=True, eq=False)
@@ -298,16 +408,108 @@ class RenewalInfo(Record):
     _ALWAYS = frozenset(("original_transaction_id", "product_id", "auto_renew_product_id", "auto_renew_status",
                          "expiration_intent", "is_in_billing_retry_period", "grace_period_expires_date_ms",
                          "price_consent_status"))
-    _APPLE = {"originalTransactionId": "original_transaction_id", "productId": "product_id",
-              "autoRenewProductId": "auto_renew_product_id", "autoRenewStatus": "auto_renew_status",
-              "expirationIntent": "expiration_intent", "isInBillingRetryPeriod": "is_in_billing_retry_period",
-              "gracePeriodExpiresDate": "grace_period_expires_date_ms", "priceIncreaseStatus": "price_increase_status",
-              "signedDate": "signed_date_ms", "renewalPrice": "renewal_price", "offerType": "offer_type",
-              "offerIdentifier": "offer_identifier", "offerDiscountType": "offer_discount_type",
-              "offerPeriod": "offer_period", "renewalDate": "renewal_date_ms",
-              "recentSubscriptionStartDate": "recent_subscription_start_date_ms",
-              "eligibleWinBackOfferIds": "eligible_win_back_offer_ids", "appAccountToken": "app_account_token",
-              "appTransactionId": "app_transaction_id", "renewalBillingPlanType": "renewal_billing_plan_type"}
+
+    # -- Apple's names: read-only aliases of the fields, with their types ---------------------------
+
+    @property
+    def originalTransactionId(self) -> str:
+        """Apple's ``originalTransactionId``: the same value as ``original_transaction_id``."""
+        return self.original_transaction_id
+
+    @property
+    def productId(self) -> Optional[str]:
+        """Apple's ``productId``: the same value as ``product_id``."""
+        return self.product_id
+
+    @property
+    def autoRenewProductId(self) -> Optional[str]:
+        """Apple's ``autoRenewProductId``: the same value as ``auto_renew_product_id``."""
+        return self.auto_renew_product_id
+
+    @property
+    def autoRenewStatus(self) -> Optional[bool]:
+        """Apple's ``autoRenewStatus``: the same value as ``auto_renew_status``."""
+        return self.auto_renew_status
+
+    @property
+    def expirationIntent(self) -> Optional[int]:
+        """Apple's ``expirationIntent``: the same value as ``expiration_intent``."""
+        return self.expiration_intent
+
+    @property
+    def isInBillingRetryPeriod(self) -> Optional[bool]:
+        """Apple's ``isInBillingRetryPeriod``: the same value as ``is_in_billing_retry_period``."""
+        return self.is_in_billing_retry_period
+
+    @property
+    def gracePeriodExpiresDate(self) -> Optional[int]:
+        """Apple's ``gracePeriodExpiresDate``: the same value as ``grace_period_expires_date_ms``."""
+        return self.grace_period_expires_date_ms
+
+    @property
+    def priceIncreaseStatus(self) -> Optional[int]:
+        """Apple's ``priceIncreaseStatus``: the same value as ``price_increase_status``."""
+        return self.price_increase_status
+
+    @property
+    def signedDate(self) -> Optional[int]:
+        """Apple's ``signedDate``: the same value as ``signed_date_ms``."""
+        return self.signed_date_ms
+
+    @property
+    def renewalPrice(self) -> Optional[int]:
+        """Apple's ``renewalPrice``: the same value as ``renewal_price``."""
+        return self.renewal_price
+
+    @property
+    def offerType(self) -> Optional[int]:
+        """Apple's ``offerType``: the same value as ``offer_type``."""
+        return self.offer_type
+
+    @property
+    def offerIdentifier(self) -> Optional[str]:
+        """Apple's ``offerIdentifier``: the same value as ``offer_identifier``."""
+        return self.offer_identifier
+
+    @property
+    def offerDiscountType(self) -> Optional[str]:
+        """Apple's ``offerDiscountType``: the same value as ``offer_discount_type``."""
+        return self.offer_discount_type
+
+    @property
+    def offerPeriod(self) -> Optional[str]:
+        """Apple's ``offerPeriod``: the same value as ``offer_period``."""
+        return self.offer_period
+
+    @property
+    def renewalDate(self) -> Optional[int]:
+        """Apple's ``renewalDate``: the same value as ``renewal_date_ms``."""
+        return self.renewal_date_ms
+
+    @property
+    def recentSubscriptionStartDate(self) -> Optional[int]:
+        """Apple's ``recentSubscriptionStartDate``: the same value as ``recent_subscription_start_date_ms``."""
+        return self.recent_subscription_start_date_ms
+
+    @property
+    def eligibleWinBackOfferIds(self) -> Optional[tuple[str, ...]]:
+        """Apple's ``eligibleWinBackOfferIds``: the same value as ``eligible_win_back_offer_ids``."""
+        return self.eligible_win_back_offer_ids
+
+    @property
+    def appAccountToken(self) -> Optional[str]:
+        """Apple's ``appAccountToken``: the same value as ``app_account_token``."""
+        return self.app_account_token
+
+    @property
+    def appTransactionId(self) -> Optional[str]:
+        """Apple's ``appTransactionId``: the same value as ``app_transaction_id``."""
+        return self.app_transaction_id
+
+    @property
+    def renewalBillingPlanType(self) -> Optional[str]:
+        """Apple's ``renewalBillingPlanType``: the same value as ``renewal_billing_plan_type``."""
+        return self.renewal_billing_plan_type
 
 
 @dataclass(frozen=True, eq=False)
@@ -332,8 +534,23 @@ class Notification(Record):
                 "action": lambda v: known(NotificationAction, v),
                 "transaction": Transaction.maybe, "renewal_info": RenewalInfo.maybe}
     _ALWAYS = frozenset(("notification_type", "subtype", "notification_uuid", "signed_date_ms", "effect"))
-    _APPLE = {"notificationType": "notification_type", "notificationUUID": "notification_uuid",
-              "signedDate": "signed_date_ms"}
+
+    # -- Apple's names: read-only aliases of the fields, with their types ---------------------------
+
+    @property
+    def notificationType(self) -> Union[NotificationType, str]:
+        """Apple's ``notificationType``: the same value as ``notification_type``."""
+        return self.notification_type
+
+    @property
+    def notificationUUID(self) -> Optional[str]:
+        """Apple's ``notificationUUID``: the same value as ``notification_uuid``."""
+        return self.notification_uuid
+
+    @property
+    def signedDate(self) -> Optional[int]:
+        """Apple's ``signedDate``: the same value as ``signed_date_ms``."""
+        return self.signed_date_ms
 
 
 _APP = {"receipt_type": "receiptType", "environment": "environment", "app_apple_id": "appAppleId",
@@ -370,8 +587,79 @@ class AppTransaction(Record):
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _KEYS = _APP
-    _APPLE = {apple: name for name, apple in _APP.items()}
     _CONVERT = {"receipt_type": _environment, "environment": _environment}
+
+    # -- Apple's names: read-only aliases of the fields, with their types ---------------------------
+
+    @property
+    def receiptType(self) -> Union[Environment, str, None]:
+        """Apple's ``receiptType``: the same value as ``receipt_type``."""
+        return self.receipt_type
+
+    @property
+    def appAppleId(self) -> Optional[int]:
+        """Apple's ``appAppleId``: the same value as ``app_apple_id``."""
+        return self.app_apple_id
+
+    @property
+    def bundleId(self) -> Optional[str]:
+        """Apple's ``bundleId``: the same value as ``bundle_id``."""
+        return self.bundle_id
+
+    @property
+    def applicationVersion(self) -> Optional[str]:
+        """Apple's ``applicationVersion``: the same value as ``application_version``."""
+        return self.application_version
+
+    @property
+    def originalApplicationVersion(self) -> Optional[str]:
+        """Apple's ``originalApplicationVersion``: the same value as ``original_application_version``."""
+        return self.original_application_version
+
+    @property
+    def versionExternalIdentifier(self) -> Optional[int]:
+        """Apple's ``versionExternalIdentifier``: the same value as ``version_external_identifier``."""
+        return self.version_external_identifier
+
+    @property
+    def receiptCreationDate(self) -> Optional[int]:
+        """Apple's ``receiptCreationDate``: the same value as ``receipt_creation_date_ms``."""
+        return self.receipt_creation_date_ms
+
+    @property
+    def originalPurchaseDate(self) -> Optional[int]:
+        """Apple's ``originalPurchaseDate``: the same value as ``original_purchase_date_ms``."""
+        return self.original_purchase_date_ms
+
+    @property
+    def preorderDate(self) -> Optional[int]:
+        """Apple's ``preorderDate``: the same value as ``preorder_date_ms``."""
+        return self.preorder_date_ms
+
+    @property
+    def signedDate(self) -> Optional[int]:
+        """Apple's ``signedDate``: the same value as ``signed_date_ms``."""
+        return self.signed_date_ms
+
+    @property
+    def deviceVerification(self) -> Optional[str]:
+        """Apple's ``deviceVerification``: the same value as ``device_verification``."""
+        return self.device_verification
+
+    @property
+    def deviceVerificationNonce(self) -> Optional[str]:
+        """Apple's ``deviceVerificationNonce``: the same value as ``device_verification_nonce``."""
+        return self.device_verification_nonce
+
+    @property
+    def appTransactionId(self) -> Optional[str]:
+        """Apple's ``appTransactionId``: the same value as ``app_transaction_id``."""
+        return self.app_transaction_id
+
+    @property
+    def originalPlatform(self) -> Optional[str]:
+        """Apple's ``originalPlatform``: the same value as ``original_platform``."""
+        return self.original_platform
 
 
 @dataclass(frozen=True, eq=False)
@@ -390,5 +678,20 @@ class SubscriptionStatus(Record):
     _CONVERT = {"engine_state": lambda v: known(EntitlementState, v)}
     _ALWAYS = frozenset(("subscription_group_identifier", "original_transaction_id", "apple_status", "apple_state",
                          "engine_state", "agrees"))
-    _APPLE = {"originalTransactionId": "original_transaction_id",
-              "subscriptionGroupIdentifier": "subscription_group_identifier", "status": "apple_status"}
+
+    # -- Apple's names: read-only aliases of the fields, with their types ---------------------------
+
+    @property
+    def originalTransactionId(self) -> str:
+        """Apple's ``originalTransactionId``: the same value as ``original_transaction_id``."""
+        return self.original_transaction_id
+
+    @property
+    def subscriptionGroupIdentifier(self) -> Optional[str]:
+        """Apple's ``subscriptionGroupIdentifier``: the same value as ``subscription_group_identifier``."""
+        return self.subscription_group_identifier
+
+    @property
+    def status(self) -> Optional[int]:
+        """Apple's ``status``: the same value as ``apple_status``."""
+        return self.apple_status

@@ -1,16 +1,198 @@
-"""Typed views of the result JSON. Every result keeps the raw JSON (``json``) and dict (``raw``)."""
+"""Typed views of the result JSON. Every result keeps the raw JSON (``json``) and dict (``raw``).
+
+The JSON objects a result hands over as they are (an entitlement's ``evidence``, a result's
+``receipt``, an API result's ``unsigned`` ...) are plain dicts, described for type checkers by the
+``TypedDict`` classes below (docs/results.md, docs/schema).
+"""
 from __future__ import annotations
 
 import base64 as _base64
 import json as _json
 import urllib.request
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, TypedDict, TypeVar, Union
 
 from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
                     ServerEnvironment, Verdict, known)
-from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction
+from .records import AppTransaction, Notification, Record, RenewalInfo, SubscriptionStatus, Transaction
+
+_R = TypeVar("_R", bound=Record)
+
+
+# -- the JSON objects results hand over as they are ----------------------------------------------
+# Plain dicts at run time; these classes tell type checkers their members. Values with an enum
+# are the plain strings the library wrote (an ``Environment`` member compares equal to its string).
+
+class BillingEvidence(TypedDict):
+    """``evidence["billing"]``: the deciding transaction's billing plan (monthly payments toward a
+    commitment)."""
+
+    plan_type: Optional[str]                   # BILLED_UPFRONT, MONTHLY
+    billing_period_number: Optional[int]
+    total_billing_periods: Optional[int]
+    commitment_expires_date_ms: Optional[int]
+
+
+class _EvidenceMembers(TypedDict):
+    rule: str                                  # e.g. auto_renewable.latest_expiry_covers_now (docs/results.md)
+    transaction_id: Optional[str]
+    candidates: int                            # how many chains or products competed
+
+
+class Evidence(_EvidenceMembers, total=False):
+    """An entitlement's ``evidence``: which ``rule`` decided, on which ``transaction_id``, among how
+    many ``candidates``; ``billing`` only when the deciding transaction states a billing plan."""
+
+    billing: BillingEvidence
+
+
+class Certificate(TypedDict):
+    """A certificate of a validated chain (a receipt's ``signing["chain"]``), leaf first."""
+
+    subject: str
+    not_before_ms: int
+    not_after_ms: int
+    sha256: str                                # 64 upper-case hex digits
+
+
+class _RevocationMembers(TypedDict):
+    status: str                                # unchecked, good, revoked, unknown
+    reason: str
+    responder_url: Optional[str]
+    request: Optional[str]                     # base64 of the DER OCSPRequest
+
+
+class RevocationInfo(_RevocationMembers, total=False):
+    """The revocation object as JSON (``receipt["signing"]["revocation"]``, ``Revocation.raw``):
+    ``this_update_ms`` and ``next_update_ms`` only when good, ``revoked_at_ms`` only when revoked."""
+
+    this_update_ms: int
+    next_update_ms: Optional[int]
+    revoked_at_ms: Optional[int]
+
+
+class ReceiptSigning(TypedDict):
+    """A receipt's ``signing``: how it was signed, the validated chain and the leaf's revocation
+    object."""
+
+    digest: Optional[str]                      # sha1, sha256
+    signature: Optional[str]                   # rsa_pkcs1v15, ecdsa
+    chain: list[Certificate]
+    revocation: Optional[RevocationInfo]
+
+
+class UnknownAttribute(TypedDict):
+    """A receipt attribute the library does not name, kept as it was."""
+
+    type: int                                  # the attribute number
+    version: int
+    value_base64: str
+
+
+class _ReceiptMembers(TypedDict):
+    trusted: bool                              # true only when the verdict is valid
+    environment: Optional[str]                 # Production, Sandbox, Xcode
+    receipt_type: Optional[str]                # as Apple wrote it: Production, ProductionSandbox, ...
+    creation_date_ms: Optional[int]
+
+
+class Receipt(_ReceiptMembers, total=False):
+    """A result's ``receipt`` (docs/results.md#the-receipt-member): ``trusted``, ``environment``,
+    ``receipt_type`` and ``creation_date_ms`` always; the others once the whole payload was decoded
+    (a receipt refused before that holds only those four).
+
+    Receipt results (``verify_receipt``) also have ``attribute_8_date_ms``, ``opaque_value_base64``,
+    ``sha1_hash_base64``, ``signing`` and ``unknown_attributes``; /verifyReceipt results
+    (``interpret_response``) have ``style``, ``request_date_ms``, ``latest_receipt_present`` and
+    ``pending_renewal_info`` instead. ``in_app`` holds normalised transactions as dicts
+    (``Result.in_app`` gives them as ``Transaction`` records).
+    """
+
+    bundle_id: Optional[str]
+    app_version: Optional[str]
+    original_app_version: Optional[str]
+    expiration_date_ms: Optional[int]
+    original_purchase_date_ms: Optional[int]
+    app_item_id: Optional[str]
+    download_id: Optional[str]
+    version_external_identifier: Optional[str]
+    in_app: list[dict[str, Any]]
+    # receipt results only
+    attribute_8_date_ms: Optional[int]
+    opaque_value_base64: Optional[str]
+    sha1_hash_base64: Optional[str]
+    signing: ReceiptSigning
+    unknown_attributes: list[UnknownAttribute]
+    # /verifyReceipt results only
+    style: str                                 # ios7, ios6
+    request_date_ms: Optional[int]
+    latest_receipt_present: bool
+    pending_renewal_info: list[dict[str, Any]]
+
+
+class UnsignedFields(TypedDict, total=False):
+    """An API result's ``unsigned``: the answer's top-level fields that are not signed items, as
+    Apple wrote them (docs/server-api.md). Which are there depends on the endpoint; ``get()`` also
+    reads one a newer answer adds."""
+
+    revision: str                              # the histories: keep it for the next call
+    hasMore: bool
+    paginationToken: str                       # notification_history
+    bundleId: str
+    appAppleId: int
+    environment: str
+    status: int                                # order_lookup: 0 valid, 1 unknown order
+    testNotificationToken: str                 # test_notification
+    sendAttempts: list[dict[str, Any]]         # test_notification_status: attemptDate, sendAttemptResult
+    originalTransactionId: str                 # extend_renewal_date
+    webOrderLineItemId: str
+    success: bool
+    effectiveDate: int
+    requestIdentifier: str                     # mass_extend_renewal_date, mass_extend_status
+    complete: bool
+    completeDate: int
+    succeededCount: int
+    failedCount: int
+    imageIdentifiers: list[dict[str, Any]]     # list_images: imageIdentifier, imageState, ...
+    messageIdentifiers: list[dict[str, Any]]   # list_messages: messageIdentifier, messageState
+    messageIdentifier: str                     # get_default_message
+    realtimeURL: str                           # get_realtime_url
+    requestId: str                             # initiate_performance_test
+    config: dict[str, Any]
+
+
+class RealtimeRequest(TypedDict):
+    """A verified Retention Messaging realtime request (``JWSResult.realtime_request``)."""
+
+    original_transaction_id: str
+    product_id: str
+    user_locale: str
+    request_identifier: str
+    app_apple_id: Optional[int]
+    signed_date_ms: int
+    action: str                                # respond, ignore_duplicate, ignore_stale, reject
+
+
+class CatalogConflict(TypedDict):
+    """A catalog entry whose type contradicts the type Apple signed (``Result.catalog_conflicts``)."""
+
+    product_id: str
+    catalog_type: str
+    signed_type: str                           # as Apple wrote it
+
+
+if TYPE_CHECKING:
+    _Evidence = Evidence
+    _Receipt = Receipt
+    _UnsignedFields = UnsignedFields
+    _RealtimeRequest = RealtimeRequest
+    _CatalogConflict = CatalogConflict
+else:
+    # At run time a field's hint is what its value is, a plain dict: isinstance() refuses a
+    # TypedDict, and code that checks values against the hints (typing.get_type_hints) uses it.
+    _Evidence = _Receipt = _UnsignedFields = _RealtimeRequest = _CatalogConflict = dict
 
 
 @dataclass(frozen=True)
@@ -28,14 +210,14 @@ class Entitlement:
     ownership: Optional[str]
     expiration_reason: Optional[str]
     reason: str
-    evidence: dict[str, Any]                   # rule, transaction_id, candidates
+    evidence: _Evidence                        # rule, transaction_id, candidates, billing
     price_increase: Optional[str] = None       # "pending", "accepted" or None
     revocation_type: Optional[str] = None      # only when revoked, e.g. "REFUND_PRORATED"
     cancellation_reason: Optional[str] = None  # Apple's code as a string: "1" an issue in the app, "0" other
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Entitlement":
-        fields = {k: d.get(k) for k in cls.__dataclass_fields__}
+    def from_dict(cls, d: Mapping[str, Any]) -> "Entitlement":
+        fields: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__}
         fields["state"] = known(EntitlementState, fields["state"])
         return cls(**fields)
 
@@ -51,8 +233,9 @@ class Purchase:
     revoked: bool
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Purchase":
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
+    def from_dict(cls, d: Mapping[str, Any]) -> "Purchase":
+        fields: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__}
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -64,8 +247,9 @@ class DeliveryItem:
     purchase_date_ms: Optional[int]
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DeliveryItem":
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
+    def from_dict(cls, d: Mapping[str, Any]) -> "DeliveryItem":
+        fields: dict[str, Any] = {k: d.get(k) for k in cls.__dataclass_fields__}
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -100,10 +284,10 @@ class Revocation:
     this_update_ms: Optional[int] = None       # good only
     next_update_ms: Optional[int] = None       # good only; None when the responder gave none
     revoked_at_ms: Optional[int] = None        # revoked only
-    raw: dict = field(default_factory=dict, repr=False)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)     # the revocation object (RevocationInfo)
 
     @classmethod
-    def from_dict(cls, d: Optional[dict]) -> "Optional[Revocation]":
+    def from_dict(cls, d: object) -> "Optional[Revocation]":
         if not isinstance(d, dict):
             return None
         request = d.get("request")
@@ -132,14 +316,14 @@ class Result:
     delivery: Delivery
     unknown_products: list[str]
     intro_eligible: dict[str, bool]
-    receipt: Optional[dict]
-    raw: dict
+    receipt: Optional[_Receipt]                # receipt and /verifyReceipt results; None for the others
+    raw: dict[str, Any]
     json: str
     # The signing certificate's OCSP facts: JWS results and receipt results (receipt.signing.revocation)
     # once the chain verified; None otherwise.
     revocation: Optional[Revocation] = None
     # Catalog entries whose type contradicts the type Apple signed: {product_id, catalog_type, signed_type}.
-    catalog_conflicts: list[dict] = field(default_factory=list)
+    catalog_conflicts: list[_CatalogConflict] = field(default_factory=list)
 
     def entitlement(self, id: str) -> Optional[Entitlement]:
         return next((e for e in self.entitlements if e.id == id), None)
@@ -152,8 +336,8 @@ class Result:
     def in_app(self) -> list[Transaction]:
         """``receipt.in_app`` as transactions: a receipt's purchase records or a /verifyReceipt
         response's transactions, in the one shape (empty when the result has no receipt)."""
-        receipt = self.receipt if isinstance(self.receipt, dict) else {}
-        return _records(Transaction, receipt.get("in_app"))
+        receipt = self.receipt
+        return _records(Transaction, receipt.get("in_app") if isinstance(receipt, dict) else None)
 
 
 @dataclass(frozen=True)
@@ -186,7 +370,7 @@ class JWSResult(Result):
     #: ``original_transaction_id``, ``product_id``, ``user_locale``, ``request_identifier``,
     #: ``app_apple_id``, ``signed_date_ms`` and ``action`` (respond, ignore_duplicate,
     #: ignore_stale, reject); None for other kinds.
-    realtime_request: Optional[dict] = None
+    realtime_request: Optional[_RealtimeRequest] = None
 
     @property
     def effect(self) -> Optional[str]:
@@ -222,7 +406,7 @@ class APIResult(Result):
 
     action: Union[Action, str] = Action.REJECT
     retry_after_ms: Optional[int] = None
-    next_page: Optional[dict] = None
+    next_page: Optional[dict[str, str]] = None
     error_code: Optional[int] = None
     error_message: Optional[str] = None
     endpoint: Optional[str] = None
@@ -234,7 +418,7 @@ class APIResult(Result):
     notifications: list[Notification] = field(default_factory=list)
     subscription_statuses: list[SubscriptionStatus] = field(default_factory=list)
     status_disagreements: list[SubscriptionStatus] = field(default_factory=list)
-    unsigned: Optional[dict] = None
+    unsigned: Optional[_UnsignedFields] = None
     # The old spellings the options used (e.g. "environment": "sandbox"), each with what to write instead.
     deprecations: list[str] = field(default_factory=list)
 
@@ -287,7 +471,7 @@ class APIRequest:
     headers: dict[str, str]
     body: Optional[bytes]
     token_expires_at_ms: int
-    raw: dict = field(repr=False)
+    raw: dict[str, Any] = field(repr=False)
     deprecations: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
@@ -313,7 +497,7 @@ class OfferSignature:
     timestamp_ms: int
     signature: Optional[str]
     jws: Optional[str]
-    raw: dict = field(repr=False)
+    raw: dict[str, Any] = field(repr=False)
     #: ``realtime_response``: the JSON body to answer Apple's realtime request with, as text.
     body: Optional[str] = None
 
@@ -327,8 +511,8 @@ class TransactionReceipt:
     reason: str
     transaction_id: Optional[str]
     environment: Optional[str]        # "Sandbox"; None in production receipts
-    purchase_info: dict
-    raw: dict = field(repr=False)
+    purchase_info: dict[str, str]              # every field of purchase-info, Apple's names, as strings
+    raw: dict[str, Any] = field(repr=False)
     trusted: bool = False
 
 
@@ -353,7 +537,7 @@ def parse_request(text: str) -> APIRequest:
                       token_expires_at_ms=d["token_expires_at_ms"], raw=d, deprecations=list(d.get("deprecations") or []))
 
 
-def _revocation_of(d: dict) -> Optional[dict]:
+def _revocation_of(d: Mapping[str, Any]) -> Any:
     if "revocation" in d:
         return d["revocation"]
     receipt = d.get("receipt")
@@ -361,14 +545,14 @@ def _revocation_of(d: dict) -> Optional[dict]:
     return signing.get("revocation") if isinstance(signing, dict) else None
 
 
-def _records(cls: Any, items: Any) -> list:
+def _records(cls: type[_R], items: Any) -> list[_R]:
     return [cls.from_dict(i) for i in items or [] if isinstance(i, dict)]
 
 
 def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False) -> Result:
     d: dict[str, Any] = _json.loads(text)
     delivery = d.get("delivery") or {}
-    common = dict(
+    common: dict[str, Any] = dict(
         verdict=known(Verdict, d["verdict"]), reason=d.get("reason", ""), valid=valid,
         entitlements=[Entitlement.from_dict(e) for e in d.get("entitlements", [])],
         purchases=[Purchase.from_dict(p) for p in d.get("purchases", [])],
