@@ -162,7 +162,7 @@ python-test: wheel
 	    echo "python-test FAILED: a wheel was built without libiapverify.so.1" >&2; rm -rf $$d; exit 1; fi; \
 	  grep -q "libiapverify.so.1 is not built" $$d/log || { cat $$d/log; rm -rf $$d; exit 1; }; rm -rf $$d
 	rm -rf $(PY_TESTENV) && $(PYTHON) -m venv $(PY_TESTENV)
-	$(PY_TESTENV)/bin/pip install -q $(WHEEL_FILE) pytest "psycopg[binary]" psycopg_pool "jsonschema>=4.18" cryptography httpx \
+	$(PY_TESTENV)/bin/pip install -q $(WHEEL_FILE) pytest mypy "psycopg[binary]" psycopg_pool "jsonschema>=4.18" cryptography httpx \
 	    app-store-server-library==3.1.2 -r examples/python/requirements.txt
 	cd $(OUT) && IAPVERIFY_EXPECT_INSTALLED=1 ../$(PY_TESTENV)/bin/python -m pytest -q -p no:cacheprovider \
 	    ../bindings/python/tests ../examples/python/tests

@@ -72,6 +72,10 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# Every missing system library at once, with its package, and an old OpenSSL refused: at import,
+# not at the first call.
+_native.check_system()
+
 _lib: Optional[ctypes.CDLL] = None
 _lib_lock = threading.Lock()
 

@@ -15,6 +15,47 @@ ABI_VERSION = 1
 ERROR_MESSAGE_SIZE = 248
 
 
+# What the library takes from the system, with the packages that provide each: the wheel carries
+# jansson and simdjson itself (beside the library, in iapverify.libs); a library installed another
+# way needs them too.
+SYSTEM_LIBRARIES = [
+    ("libcrypto.so.3", "OpenSSL 3's libcrypto", "libssl3", "openssl-libs"),
+    ("libstdc++.so.6", "the C++ runtime", "libstdc++6", "libstdc++"),
+    ("libgcc_s.so.1", "GCC's runtime", "libgcc-s1", "libgcc"),
+]
+UNBUNDLED_LIBRARIES = [
+    ("libjansson.so.4", "Jansson", "libjansson4", "jansson"),
+    ("libsimdjson.so.14", "simdjson", "libsimdjson14", "simdjson"),
+]
+# The oldest OpenSSL the library may run with (README.md: a use-after-free in PKCS7_verify was
+# fixed after it): a security library must take the host's patches, so it is checked, not bundled.
+OPENSSL_FLOOR = (3, 0, 20)
+
+
+def check_system() -> None:
+    """Run at import: every system library the native code needs that cannot be loaded, all in one
+    ImportError naming the Debian and RPM package of each; then the OpenSSL version."""
+    bundled = (Path(__file__).resolve().parent.parent / "iapverify.libs").is_dir()
+    wanted = SYSTEM_LIBRARIES + ([] if bundled and not os.environ.get("IAPVERIFY_LIBRARY") else UNBUNDLED_LIBRARIES)
+    missing = []
+    for soname, what, deb, rpm in wanted:
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            missing.append(f"  {soname} ({what}): install {deb} (Debian, Ubuntu) or {rpm} (RPM)")
+    if missing:
+        raise ImportError("iapverify cannot load its native library: these system libraries are missing:\n"
+                          + "\n".join(missing))
+    crypto = ctypes.CDLL("libcrypto.so.3")
+    crypto.OpenSSL_version_num.restype = ctypes.c_ulong
+    crypto.OpenSSL_version_num.argtypes = []
+    number = int(crypto.OpenSSL_version_num())
+    found = (number >> 28 & 0xF, number >> 20 & 0xFF, number >> 4 & 0xFF)
+    if found < OPENSSL_FLOOR:
+        raise ImportError(f"iapverify needs OpenSSL {'.'.join(map(str, OPENSSL_FLOOR))} or later; this system has "
+                          f"{'.'.join(map(str, found))}: upgrade libssl3 (Debian, Ubuntu) or openssl-libs (RPM)")
+
+
 class IAPVError(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int32), ("reserved", ctypes.c_uint32), ("message", ctypes.c_char * ERROR_MESSAGE_SIZE)]
 
