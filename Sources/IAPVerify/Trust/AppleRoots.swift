@@ -1,7 +1,7 @@
 // Apple's three root certificates, built into the library.
-// The bytes are the published DER, base64-encoded; Verifier checks them against the pinned
-// SHA-256 fingerprints before trusting them, and the test suite checks the pins against the
-// fingerprints Apple publishes.
+// The bytes are the published DER, base64-encoded; they are decoded and checked against the
+// pinned SHA-256 fingerprints once per process (the pin is the trust, so their self-signatures
+// are not re-verified), and the test suite checks the pins against the fingerprints Apple publishes.
 
 enum AppleRoots {
     struct Root {
@@ -78,4 +78,25 @@ enum AppleRoots {
     )
 
     static let all = [appleIncRoot, appleRootG2, appleRootG3]
+
+    /// The built-in roots decoded and pin-checked, once per process (a static let is initialised
+    /// once, thread-safely); every verifier shares these certificates.
+    static let certificates: Result<[X509Certificate], IAPVFailure> = {
+        var out: [X509Certificate] = []
+        for root in all {
+            guard let bytes = Base64.decode(Array(root.base64DER.utf8)),
+                  Hex.encode(Digest.sha256(bytes), uppercase: true) == root.pinnedSHA256,
+                  let cert = X509Certificate(der: bytes) else {
+                return .failure(IAPVFailure(.internal, "the built-in \(root.name) does not match its pinned SHA-256"))
+            }
+            out.append(cert)
+        }
+        return .success(out)
+    }()
+
+    /// The anchors of a config that trusts exactly the built-in roots (the usual one): one store
+    /// per process, shared by every such verifier.
+    static let anchors: Result<TrustAnchors, IAPVFailure> = certificates.flatMap { certs in
+        Result { () throws(IAPVFailure) -> TrustAnchors in try TrustAnchors(pinned: certs, roots: [], what: "config.trust roots") }
+    }
 }

@@ -1,4 +1,7 @@
-// The verified-chain cache: each distinct certificate block is validated once per verifier.
+// The verified-chain caches: each verifier keeps its own, and behind them one process-wide cache
+// keyed by the certificate bytes, what they were verified for AND the anchor set's identity, so a
+// new verifier with the same roots reuses a chain an earlier one validated, and a verifier with
+// other roots never does.
 // Thread rule: any number of readers; a reader holds the read lock only for one dictionary
 // lookup, and a writer only for one insertion. Entries are immutable and reference counted, so
 // an evicted entry stays valid for a caller that already holds it.
@@ -72,6 +75,16 @@ struct ChainKey: Hashable {
         precomputedHash = h.finalize()
     }
 
+    /// The same chain under one anchor set, for the process-wide cache: the anchors' identity
+    /// (a SHA-256 of their DER) is put in front of the bytes and mixed into the hash.
+    init(_ key: ChainKey, anchors: TrustAnchors) {
+        bytes = anchors.identity + key.bytes
+        var h = Hasher()
+        h.combine(key.precomputedHash)
+        anchors.identity.withUnsafeBytes { h.combine(bytes: $0) }
+        precomputedHash = h.finalize()
+    }
+
     func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
     static func == (a: ChainKey, b: ChainKey) -> Bool {
         // Kilobytes of certificates: compared by memcmp, not element by element.
@@ -120,6 +133,28 @@ final class ChainCache: @unchecked Sendable {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return entries.count
+    }
+
+    /// The entries, for tests that check which verified chain a verifier holds.
+    var chains: [VerifiedChain] {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return Array(entries.values)
+    }
+
+    /// Distinct (anchor set, certificate block) pairs remembered by the whole process.
+    static let sharedCapacity = 256
+    /// Shared by every verifier; its keys carry the anchor set (ChainKey(_:anchors:)).
+    static let shared = ChainCache(capacity: sharedCapacity)
+}
+
+extension ChainCache {
+    private static func recheck(_ hit: VerifiedChain, atMs: Int64, instant: ValidationInstant) -> Result<VerifiedChain, ChainRefusal> {
+        if let bad = hit.firstInvalid(at: atMs) {
+            return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain,
+                                         reason: "\(bad.subject) is not valid at the \(instant.label) (\(RFC3339.format(atMs)))"))
+        }
+        return .success(hit)
     }
 }
 
@@ -172,12 +207,13 @@ extension ChainCache {
     func verifiedChain(for key: ChainKey, certificates: [ArraySlice<UInt8>], atMs: Int64, instant: ValidationInstant,
                        anchors: TrustAnchors, applePolicy: Bool,
                        signer pickSigner: ([X509Certificate]) -> Int?) -> Result<VerifiedChain, ChainRefusal> {
-        if let hit = lookup(key) {
-            if let bad = hit.firstInvalid(at: atMs) {
-                return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain,
-                                             reason: "\(bad.subject) is not valid at the \(instant.label) (\(RFC3339.format(atMs)))"))
-            }
-            return .success(hit)
+        // A hit (here, or validated by another verifier with the same anchors) proved everything
+        // but the validity windows, which depend on the instant: they are checked for each call.
+        if let hit = lookup(key) { return Self.recheck(hit, atMs: atMs, instant: instant) }
+        let sharedKey = ChainKey(key, anchors: anchors)
+        if let hit = Self.shared.lookup(sharedKey) {
+            insert(key, hit)
+            return Self.recheck(hit, atMs: atMs, instant: instant)
         }
         var certs: [X509Certificate] = []
         for der in certificates {
@@ -196,6 +232,7 @@ extension ChainCache {
                 return .failure(ChainRefusal(stage: .chain, verdict: .untrustedChain, reason: "the validated chain has an unreadable certificate"))
             }
             insert(key, verified)
+            Self.shared.insert(sharedKey, verified)
             return .success(verified)
         } catch {
             return .failure(ChainRefusal(error))

@@ -7,23 +7,43 @@ import COpenSSL
 final class TrustAnchors: @unchecked Sendable {
     let roots: [X509Certificate]
     let store: OpaquePointer
+    /// SHA-256 over the roots' DER, in order: names this anchor set in the process-wide chain
+    /// cache, so verifiers with the same roots share verified chains and others never do.
+    let identity: [UInt8]
 
     /// Builds a store from certificates that must each be a self-signed CA.
     /// - Parameters:
+    ///   - pinned: roots trusted by their pinned SHA-256 (the built-in Apple roots): put first in
+    ///     the store without checks; their own signatures are not the trust, the pin is.
     ///   - what: names the config section in error messages.
     ///   - requireCA: false for Xcode's StoreKit certificates, which sign directly (the JWS one
     ///     has no keyCertSign usage); they must still be self-signed.
-    init(roots: [X509Certificate], what: String, requireCA: Bool = true) throws(IAPVFailure) {
+    init(pinned: [X509Certificate] = [], roots: [X509Certificate], what: String, requireCA: Bool = true) throws(IAPVFailure) {
         for (i, root) in roots.enumerated() {
             guard root.isCA || !requireCA, root.isSelfSigned else {
-                throw .config("\(what)[\(i)] (\(root.subject)) is not a self-signed CA certificate; only roots can be anchors")
+                throw .config("\(what)[\(pinned.count + i)] (\(root.subject)) is not a self-signed CA certificate; only roots can be anchors")
             }
         }
+        let all = pinned + roots
         guard let store = X509_STORE_new() else { throw IAPVFailure(.noMemory, "could not allocate an X509_STORE") }
-        for root in roots where X509_STORE_add_cert(store, root.raw) != 1 {
+        // The store takes its own reference on each certificate (X509_up_ref), so pinned roots
+        // shared between verifiers outlive any one store.
+        for root in all where X509_STORE_add_cert(store, root.raw) != 1 {
             ERR_clear_error()  // a duplicate root is harmless
         }
-        self.roots = roots
+        var framed: [UInt8] = []
+        for root in all {
+            let n = UInt32(truncatingIfNeeded: root.der.count)
+            framed += [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+            framed += root.der
+        }
+        let identity = Digest.sha256(framed)
+        guard identity.count == 32 else {
+            X509_STORE_free(store)
+            throw IAPVFailure(.internal, "could not fingerprint the trust anchors")
+        }
+        self.identity = identity
+        self.roots = all
         self.store = store
     }
 

@@ -13,22 +13,15 @@ public final class Verifier: Sendable {
     public static var maxAttempts: Int64 { RetryAfter.maxAttempts }
 
     public init(config: VerifierConfig) throws(IAPVFailure) {
-        var roots: [X509Certificate] = []
-        if config.includeAppleRoots {
-            for root in AppleRoots.all {
-                guard let bytes = Base64.decode(Array(root.base64DER.utf8)),
-                      Hex.encode(Digest.sha256(bytes), uppercase: true) == root.pinnedSHA256,
-                      let cert = X509Certificate(der: bytes) else {
-                    throw IAPVFailure(.internal, "the built-in \(root.name) does not match its pinned SHA-256")
-                }
-                roots.append(cert)
-            }
-        }
-        roots += try TrustAnchors.certificates(fromPEM: config.trustRootsPEM, what: "config.trust.roots_pem")
-        guard !roots.isEmpty else {
+        // The built-in roots are decoded and pin-checked once per process; a config that adds
+        // none of its own shares one store with every other such verifier.
+        let pinned = config.includeAppleRoots ? try AppleRoots.certificates.get() : []
+        let custom = try TrustAnchors.certificates(fromPEM: config.trustRootsPEM, what: "config.trust.roots_pem")
+        guard !pinned.isEmpty || !custom.isEmpty else {
             throw .config("config.trust leaves no root: set include_apple_roots to true or add roots_pem")
         }
-        let anchors = try TrustAnchors(roots: roots, what: "config.trust roots")
+        let anchors = custom.isEmpty ? try AppleRoots.anchors.get()
+            : try TrustAnchors(pinned: pinned, roots: custom, what: "config.trust roots")
         let xcodeRoots = try TrustAnchors.certificates(fromPEM: config.xcodeRootsPEM, what: "config.xcode.roots_pem")
         var xcodeAnchors: TrustAnchors?
         if config.xcodeAccept {
