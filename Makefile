@@ -32,7 +32,7 @@ LDCONFIG    ?= /sbin/ldconfig
 PYTHON      ?= python3
 
 .PHONY: api-test swift-example-test all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench install uninstall clean
+        wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench service-bench install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
@@ -226,6 +226,16 @@ cli-test: all
 
 bench: bootstrap all
 	Benchmarks/run.sh
+	$(MAKE) --no-print-directory service-bench
+
+# The example service under load (examples/python/loadtest.py): 50 clients, 2 fronts, 2 workers on
+# a throwaway PostgreSQL, with keep-alive and with a connection per request, interleaved. A
+# measurement (build/bench/service-load.out), not a test: it fails only on wrong answers.
+service-bench: wheel
+	test -x $(OUT)/venv-bench/bin/python || $(PYTHON) -m venv $(OUT)/venv-bench
+	$(OUT)/venv-bench/bin/pip install -q --force-reinstall --no-deps $(WHEEL_FILE)
+	$(OUT)/venv-bench/bin/pip install -q $(WHEEL_FILE) cryptography -r examples/python/requirements.txt
+	mkdir -p $(OUT)/bench && $(OUT)/venv-bench/bin/python examples/python/loadtest.py --out $(OUT)/bench/service-load.out
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

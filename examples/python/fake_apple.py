@@ -1,6 +1,7 @@
 """A fake /verifyReceipt on 127.0.0.1 for tests: it replays stored Apple responses.
 
-Each receipt-data maps to a script per endpoint: a list of responses served in order (the last
+A receipt is known by its name: the name a receipt of fake_receipts.py carries, or the text itself
+for any other. Each name maps to a script per endpoint: a list of responses served in order (the last
 one repeats); `answer_with` covers receipts without a script. Every call is recorded, so tests
 can check the order of endpoints and count calls per receipt.
 
@@ -19,6 +20,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Optional
+
+from fake_receipts import name_of
 
 
 class FakeApple:
@@ -139,7 +142,7 @@ class FakeApple:
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 if fake.outage == "drip":
                     with fake.lock:
-                        fake.calls.append((endpoint, request.get("receipt-data", "")))
+                        fake.calls.append((endpoint, name_of(request.get("receipt-data", ""))))
                         fake.changed.notify_all()
                     try:
                         self.send_response(200)
@@ -154,7 +157,7 @@ class FakeApple:
                     except OSError:
                         pass  # the caller gave up at its deadline
                     return
-                code, body = fake._answer(endpoint, request.get("receipt-data", ""))
+                code, body = fake._answer(endpoint, name_of(request.get("receipt-data", "")))
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")

@@ -29,6 +29,7 @@ import logging
 import re
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
@@ -55,6 +56,36 @@ class Limits:
     head_timeout_s: float = 10.0                # a request's line and headers must arrive within this
     max_concurrency: int = 200                  # connections and requests at once; beyond: 503
     keep_alive_s: float = 5.0                   # an idle keep-alive connection is closed after this
+    # Claims (POST /receipts, /storekit2/transactions) each cost Apple quota: per minute, per front.
+    claims_per_user: int = 20
+    claims_per_address: int = 60
+    ready_timeout_s: float = 1.0                # readiness fails this fast when the database is away
+
+
+class ClaimLimiter:
+    """Fixed one-minute windows by the service's clock, per user and per client address: a user
+    who guesses transaction ids, or one address trying many accounts, gets 429 with Retry-After
+    before Apple is asked. In memory, per front (N fronts allow N times the rate)."""
+
+    WINDOW_MS = 60_000
+
+    def __init__(self, per_user: int, per_address: int):
+        self.per_user, self.per_address = per_user, per_address
+        self.window = -1
+        self.counts: dict[tuple[str, str], int] = {}
+        self.lock = threading.Lock()
+
+    def admit(self, user: str, address: str, now_ms: int) -> Optional[int]:
+        """None when the claim may go on; otherwise the seconds until the window ends."""
+        with self.lock:
+            window = now_ms // self.WINDOW_MS
+            if window != self.window:      # a new minute: every count starts again (and memory is freed)
+                self.window, self.counts = window, {}
+            over = False
+            for key, limit in ((("user", user), self.per_user), (("address", address), self.per_address)):
+                self.counts[key] = self.counts.get(key, 0) + 1
+                over = over or self.counts[key] > limit
+            return -(-((window + 1) * self.WINDOW_MS - now_ms) // 1000) if over else None
 
 
 class Auth:
@@ -115,7 +146,11 @@ class ReceiptRequest(Strict):
 
 
 class TransactionRequest(Strict):
-    transaction_id: TransactionId
+    # The proof: the signed transaction StoreKit 2 gave the app. An id alone is accepted only for a
+    # purchase whose appAccountToken names the user (ids are guessable).
+    signed_transaction: Optional[Annotated[str, StringConstraints(min_length=1, max_length=16384,
+                                                                  pattern=r"^[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+$")]] = None
+    transaction_id: Optional[TransactionId] = None
     # Apple's spelling; the lower case of release 0.1 is still accepted (deprecated).
     environment: Literal["Production", "Sandbox", "production", "sandbox"] = "Production"
     user_id: Optional[UserId] = None
@@ -164,10 +199,23 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     @app.exception_handler(_HTTPError)
     async def refused(request: Request, exc: "_HTTPError") -> JSONResponse:
-        return error(exc.status, exc.message)
+        answer = error(exc.status, exc.message)
+        answer.headers.update(exc.headers)
+        return answer
+
+    claims = ClaimLimiter(limits.claims_per_user, limits.claims_per_address)
+
+    def admit_claim(who: str, request: Request, entry: str) -> None:
+        address = request.client.host if request.client else "unknown"
+        wait_s = claims.admit(who, address, service.clock())
+        if wait_s is not None:
+            service.metrics.claim_refusals.labels(entry, "rate_limited").inc()
+            log_event(logging.WARNING, "claim_rate_limited", entry_point=entry, user_id=who, client=address)
+            raise _HTTPError(429, f"too many purchase claims; try again in {wait_s} s", {"Retry-After": str(wait_s)})
 
     def outcome(result: dict) -> JSONResponse:
-        return JSONResponse(result, status_code={"accepted": 200, "pending": 202}.get(result["status"], 403))
+        # invalid: the library's own checks refused it (not a receipt, not this app's): a client error
+        return JSONResponse(result, status_code={"accepted": 200, "pending": 202, "invalid": 400}.get(result["status"], 403))
 
     @app.post("/orders", status_code=201)
     def create_order(body: OrderRequest, authorization: Annotated[Optional[str], Header()] = None) -> dict:
@@ -178,15 +226,24 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         return {"order_id": service.create_order(who, body.product_id)}
 
     @app.post("/receipts")
-    def submit_receipt(body: ReceiptRequest, authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
-        return outcome(service.submit_receipt(user(authorization, body.user_id), body.receipt))
+    def submit_receipt(body: ReceiptRequest, request: Request,
+                       authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
+        who = user(authorization, body.user_id)
+        admit_claim(who, request, "receipt")
+        return outcome(service.submit_receipt(who, body.receipt))
 
     @app.post("/storekit2/transactions")
-    def submit_transaction(body: TransactionRequest,
+    def submit_transaction(body: TransactionRequest, request: Request,
                            authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
         who = user(authorization, body.user_id)
+        if (body.signed_transaction is None) == (body.transaction_id is None):
+            return error(422, "invalid request", field="signed_transaction",
+                         problem="send signed_transaction (the app's signed transaction) or transaction_id, not both")
         if not service.signers:
             return error(501, "StoreKit 2 is not configured on this service (APPLE_API_KEY_FILE)")
+        admit_claim(who, request, "storekit2")
+        if body.signed_transaction is not None:
+            return outcome(service.submit_signed_transaction(who, body.signed_transaction))
         return outcome(service.submit_transaction(who, body.transaction_id, body.environment))
 
     @app.get("/users/{user_id}/entitlements")
@@ -213,13 +270,25 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         status, result = service.handle_realtime_request(body.signedPayload)
         return JSONResponse(result, status_code=status)
 
+    @app.get("/livez")
+    async def livez() -> JSONResponse:
+        # Liveness: the process answers. Never the database: a database outage must not make an
+        # orchestrator restart every front at once.
+        return JSONResponse({"ok": True})
+
+    @app.get("/readyz")
     @app.get("/health")
-    def health() -> JSONResponse:
+    def ready() -> JSONResponse:
         try:
-            return JSONResponse(service.health())
-        except Exception as e:  # the database is what a front needs: say so to the load balancer
-            log_event(logging.ERROR, "health_failed", error=f"{type(e).__name__}: {e}"[:500])
+            return JSONResponse(service.ready(limits.ready_timeout_s))
+        except Exception as e:  # the database is what a front needs: say so to the load balancer, fast
+            log_event(logging.ERROR, "not_ready", error=f"{type(e).__name__}: {e}"[:500])
             return JSONResponse({"ok": False, "error": "the database does not answer"}, status_code=503)
+
+    @app.get("/jobs")
+    def jobs(authorization: Annotated[Optional[str], Header()] = None) -> dict:
+        operator(authorization)
+        return service.health()
 
     @app.post("/jobs/retry")
     def retry(authorization: Annotated[Optional[str], Header()] = None) -> dict:
@@ -231,13 +300,51 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         operator(authorization)
         return Response(service.metrics.text(), media_type="text/plain; version=0.0.4")
 
-    return BodyLimits(app, limits)
+    return AccessLog(BodyLimits(app, limits), service, auth)
 
 
 class _HTTPError(Exception):
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, headers: Optional[dict] = None):
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.headers = status, message, headers or {}
+
+
+class AccessLog:
+    """ASGI middleware, outermost: one JSON line per request (method, path, route, status,
+    duration, the user a valid token names, the client's address) and the request histogram of
+    /metrics by route (the route's template, so user ids do not multiply the series)."""
+
+    def __init__(self, app, service: PurchaseService, auth: Auth):
+        self.app, self.service, self.auth = app, service, auth
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, status = time.monotonic(), [500]
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            elapsed = time.monotonic() - start
+            route = scope.get("route")
+            template = getattr(route, "path", None) or "unmatched"
+            self.service.metrics.http.labels(template, scope["method"], str(status[0])).observe(elapsed)
+            headers = dict(scope.get("headers") or [])
+            authorization = headers.get(b"authorization", b"").decode("latin-1")
+            user = self.auth.user_of(authorization, _now_ms()) if authorization.startswith("Bearer ") else None
+            client = scope.get("client")
+            log_event(logging.INFO, "http", method=scope["method"], path=scope["path"][:200], route=template,
+                      status=status[0], duration_ms=round(elapsed * 1000, 2), user_id=user,
+                      client=client[0] if client else None)
+
+
+def _now_ms() -> int:
+    # token expiry in the access log only: the request itself was judged by the service's clock
+    return int(time.time() * 1000)
 
 
 class BodyLimits:

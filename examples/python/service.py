@@ -44,9 +44,13 @@ BATCH = 5
 # ("the receipt server was temporarily unable to provide the receipt"): asking the library about
 # this body gives the same backoff and the same give_up after the last attempt.
 UNREACHABLE_BODY = b'{"status": 21005}'
-# StoreKit 2 jobs share the queue with receipts: their `receipt` column is this prefix and the
-# transaction id (a base64 receipt never contains a colon).
+# StoreKit 2 jobs share the queue with receipts: their `receipt` column is a prefix and the
+# transaction id (a base64 receipt never contains a colon). STOREKIT2: the app sent only an id,
+# which proves nothing (ids are guessable): the purchase is the sender's only if its
+# appAccountToken names them. STOREKIT2_SIGNED: the app sent the signed transaction StoreKit 2
+# gave it, verified before the job was stored: possession is the proof.
 STOREKIT2 = "storekit2:"
+STOREKIT2_SIGNED = "storekit2-signed:"
 MAX_PAGES = 1000   # a history longer than this is refused, not followed forever
 # Recovery jobs (one per environment) read Apple's notification history and ask about overdue
 # subscriptions; consumption jobs answer a CONSUMPTION_REQUEST. Both share the queue.
@@ -116,6 +120,9 @@ class Answer:
     verdict: str = ""
     transactions: Optional[tuple] = None  # StoreKit 2: the verified transactions of every page
     renewals: Optional[tuple] = None      # and their renewal infos
+    invalid: bool = False                 # reject: refused by the library's own checks, Apple never asked
+    claimed_id: Optional[str] = None      # StoreKit 2: the transaction id the app claimed
+    proven: bool = False                  # and whether it sent the signed transaction as proof
 
 
 def job_id(user_id: str, receipt: str) -> str:
@@ -141,6 +148,13 @@ class Metrics:
                                            buckets=(1, 5, 30, 60, 300, 1800, 3600, 6 * 3600, 86400, 7 * 86400))
         self.refusals = Counter("ownership_refusals", "Purchases refused because another user owns them",
                                 ["entry_point"], registry=self.registry)
+        self.claim_refusals = Counter("claim_refusals", "Claims refused before Apple was asked, per reason",
+                                      ["entry_point", "reason"], registry=self.registry)
+        self.http = Histogram("http_request_duration_seconds", "HTTP requests by route, method and status",
+                              ["route", "method", "status"], registry=self.registry,
+                              buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.deliveries = Counter("deliveries", "Purchases delivered (each transaction once)", registry=self.registry)
+        self.revocations = Counter("revocations", "Deliveries taken back (refunds, revocations)", registry=self.registry)
 
         class Queue:
             def collect(self):
@@ -153,7 +167,21 @@ class Metrics:
                                         value=counts["oldest_due_wait_ms"] / 1000)
                 yield GaugeMetricFamily("queue_given_up_jobs", "Jobs given up (a user paid and did not get it)",
                                         value=counts["given_up"])
+                # Every worker's job outcomes, from the database: any front reports them, no worker port needed.
+                finished = GaugeMetricFamily("jobs_finished", "Jobs ended, per outcome (all workers)", labels=["outcome"])
+                for outcome, n in counts["finished"].items():
+                    finished.add_metric([outcome], n)
+                yield finished
+
+        class Pool:
+            def collect(self):
+                stats = ledger._pool.get_stats() if getattr(ledger, "_pool", None) is not None else {}
+                for key, what in (("pool_size", "Database connections open"),
+                                  ("pool_available", "Database connections idle in the pool"),
+                                  ("requests_waiting", "Requests waiting for a database connection")):
+                    yield GaugeMetricFamily(f"db_{key}", what, value=stats.get(key, 0))
         self.registry.register(Queue())
+        self.registry.register(Pool())
 
     def text(self) -> bytes:
         from prometheus_client import generate_latest
@@ -206,6 +234,7 @@ class PurchaseService:
         self.consumption_consent = consumption_consent
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}"
         self.metrics = Metrics(ledger)
+        self.last_pass: Optional[float] = None   # when the worker loop last started a pass (monotonic)
 
     def clock(self) -> int:
         """Now, by the database's clock."""
@@ -229,7 +258,12 @@ class PurchaseService:
         STOREKIT2 + its id): ask Apple once, then settle, refuse, or queue for a worker."""
         answer = self._ask(receipt, environment, attempt)
         key = job_id(user_id, receipt)
-        entry = "storekit2" if receipt.startswith(STOREKIT2) else "receipt"
+        entry = "storekit2" if receipt.startswith((STOREKIT2, STOREKIT2_SIGNED)) else "receipt"
+        if answer.invalid:   # garbage, another app's or a forged receipt: refused before Apple, nothing stored
+            self.metrics.verdicts.labels(entry, answer.verdict).inc()
+            self.metrics.claim_refusals.labels(entry, answer.verdict).inc()
+            log_event(logging.INFO, "refused", entry_point=entry, user_id=user_id, verdict=answer.verdict, reason=answer.why)
+            return {"status": "invalid", "verdict": answer.verdict, "reason": answer.why}
         if answer.kind == "accept":
             def settle(db) -> dict:
                 self.ledger.wake_waiting(db, self.ledger.now(db))   # Apple answers again: wake who waited
@@ -271,6 +305,29 @@ class PurchaseService:
         if not transaction_id:
             raise ValueError("transaction_id must not be empty")
         return self._submit(user_id, STOREKIT2 + transaction_id, server_environment(environment), attempt)
+
+    def submit_signed_transaction(self, user_id: str, signed_transaction: str) -> dict:
+        """StoreKit 2, the proof an app should send: the signed transaction (JWS) StoreKit 2 gave it.
+        The library verifies it first (Apple's signature and chain, this app, an accepted
+        environment); a token that fails is refused at once (status `invalid`, Apple never asked).
+        Then as submit_transaction, with the verified id and environment, and the purchase goes to
+        the sender unless its appAccountToken or an earlier owner says otherwise."""
+        if not self.signers:
+            raise ValueError("the StoreKit 2 flow needs a signer config (APPLE_API_KEY_FILE)")
+        r = self.verifier.verify_jws(signed_transaction.encode(), now_ms=self.clock(), options={"kind": "transaction"})
+        txn = r.transaction if r.valid else None
+        if txn is None or not txn.transaction_id:
+            verdict = r.verdict if not r.valid else "malformed"
+            reason = r.reason if not r.valid else "not a signed transaction"
+            self.metrics.verdicts.labels("storekit2", verdict).inc()
+            self.metrics.claim_refusals.labels("storekit2", verdict).inc()
+            log_event(logging.INFO, "refused", entry_point="storekit2", user_id=user_id, verdict=verdict, reason=reason)
+            return {"status": "invalid", "verdict": verdict, "reason": reason}
+        environment = str(getattr(r.environment, "value", r.environment))
+        if environment not in ENVIRONMENTS:   # Xcode or LocalTesting: no App Store Server API to ask
+            return {"status": "invalid", "verdict": "environment_rejected",
+                    "reason": f"a {environment} transaction has no App Store Server history"}
+        return self._submit(user_id, STOREKIT2_SIGNED + txn.transaction_id, environment, 1)
 
     def entitlements(self, user_id: str) -> dict:
         """What the user is entitled to now: the library's compute_entitlements over every
@@ -540,6 +597,7 @@ class PurchaseService:
         except Exception as e:
             log_event(logging.ERROR, "recovery_jobs_not_scheduled", error=f"{type(e).__name__}")
         while not stop.is_set():
+            self.last_pass = time.monotonic()   # the worker's liveness (a stuck pass stops moving it)
             try:
                 if self.run_due_jobs(batch, stop):
                     continue
@@ -548,7 +606,13 @@ class PurchaseService:
             stop.wait(poll_s)
 
     def health(self) -> dict:
+        """The operator's view of the queue (GET /jobs): counts and ages, not for the public."""
         return {"ok": True, "ledger": self.ledger.kind, "jobs": self.ledger.queue_counts(self.clock())}
+
+    def ready(self, timeout_s: float = 1.0) -> dict:
+        """Readiness: the database answers within timeout_s (raises otherwise). No business counts."""
+        self.ledger.ping(timeout_s)
+        return {"ok": True, "ledger": self.ledger.kind}
 
     # -- recovery: what Apple said while nobody listened ----------------------------------------------
 
@@ -679,10 +743,18 @@ class PurchaseService:
 
     def _ask(self, receipt: str, environment: str, attempt: int) -> Answer:
         if receipt.startswith(STOREKIT2):
-            return self._ask_history(receipt[len(STOREKIT2):], environment, attempt)
+            return self._ask_history(receipt[len(STOREKIT2):], environment, attempt, proven=False)
+        if receipt.startswith(STOREKIT2_SIGNED):
+            return self._ask_history(receipt[len(STOREKIT2_SIGNED):], environment, attempt, proven=True)
+        # The library checks the receipt itself first (signature, Apple's chain, this app, an
+        # accepted environment): Apple is asked only about receipts that pass, and a string that is
+        # not one is refused at once instead of being queued and re-sent for days.
+        local = self.verifier.verify_receipt(receipt, now_ms=self.clock())
+        if not local.valid:
+            return Answer("reject", environment, attempt, verdict=local.verdict, why=local.reason, invalid=True)
         return self._ask_apple(receipt, environment, attempt)
 
-    def _ask_history(self, transaction_id: str, environment: str, attempt: int) -> Answer:
+    def _ask_history(self, transaction_id: str, environment: str, attempt: int, proven: bool) -> Answer:
         """Every page of the transaction history, each verified by the library. On the library's
         next_page the next page is asked for; on retry_sandbox the sandbox host, once (the library
         never answers retry_sandbox from sandbox, and this never goes back); anything else ends it.
@@ -699,7 +771,7 @@ class PurchaseService:
                 renewals += result.renewal_info
                 if result.action == "accept":
                     return Answer("accept", environment, attempt, transactions=tuple(transactions),
-                                  renewals=tuple(renewals))
+                                  renewals=tuple(renewals), claimed_id=transaction_id, proven=proven)
                 page = dict(result.next_page or {})
                 if not page:
                     return Answer("reject", environment, attempt, verdict="malformed", why="next_page without a page")
@@ -765,6 +837,15 @@ class PurchaseService:
         now = self.ledger.now(db)
         if answer.transactions is not None:
             transactions, renewals = list(answer.transactions), list(answer.renewals or ())
+            if not answer.proven:   # an id alone: the claimed purchase's appAccountToken must name the sender
+                claimed = next((t for t in transactions if t.get("transaction_id") == answer.claimed_id), None)
+                # (a token naming someone else is refused below, as owned by another user)
+                if claimed is None or self._token_user(claimed) is None:
+                    self.metrics.claim_refusals.labels("storekit2", "claim_not_proven").inc()
+                    log_event(logging.WARNING, "claim_not_proven", user_id=user_id, transaction_id=answer.claimed_id)
+                    return {"status": "rejected", "verdict": "claim_not_proven",
+                            "reason": "a transaction id alone proves nothing unless the purchase's appAccountToken "
+                                      "names you: send the signed transaction StoreKit 2 gave the app"}
         else:
             result = self.verifier.interpret_response(answer.body, environment=answer.environment, attempt=answer.attempt,
                                                       now_ms=now)
@@ -819,6 +900,10 @@ class PurchaseService:
         if not result.valid:
             raise RuntimeError(f"stored statements of {user_id} are unreadable: {result.reason}")
         delivered, revoked, paid = self.ledger.apply(db, user_id, result.delivery, now)
+        # Counted when the transaction commits is what an operator means; a rollback (rare: the
+        # database retries it) may count one twice. Deliveries themselves stay exactly once.
+        self.metrics.deliveries.inc(len(delivered))
+        self.metrics.revocations.inc(len(revoked))
         for e in result.entitlements:
             if e.original_transaction_id and e.expires_date_ms is not None:
                 renewing = e.active and e.will_renew is not False
@@ -906,31 +991,104 @@ def file_clock(path: str) -> Callable[[], int]:
     return read
 
 
+def positive(kind: type) -> Callable[[str], Union[int, float]]:
+    """An argparse type: a number above zero (`--batch -5` or `--lease-ms 0` stop the start with a message)."""
+    def parse(text: str) -> Union[int, float]:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a {'whole ' if kind is int else ''}number, not {text!r}")
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+    return parse
+
+
+def port_number(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, not {text!r}")
+    return int(text)
+
+
+def worker_health(service: PurchaseService, host: str, port: int, live_within_s: float):
+    """A worker's own small HTTP server: /livez (its loop started a pass within live_within_s),
+    /readyz (the database answers within a second) and /metrics (its counters)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body, kind = 404, b'{"error": "not found"}', "application/json"
+            if self.path == "/livez":
+                last = service.last_pass
+                live = last is not None and time.monotonic() - last < live_within_s
+                status, body = (200, b'{"ok": true}') if live else (503, b'{"ok": false, "error": "the worker loop is stuck"}')
+            elif self.path in ("/readyz", "/health"):
+                try:
+                    status, body = 200, json.dumps(service.ready()).encode()
+                except Exception:
+                    status, body = 503, b'{"ok": false, "error": "the database does not answer"}'
+            elif self.path == "/metrics":
+                status, body, kind = 200, service.metrics.text(), CONTENT_TYPE_LATEST
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def main() -> None:
+    try:
+        run(sys.argv[1:])
+    except SystemExit:
+        raise
+    except Exception as e:   # one JSON line an operator's log search finds, not a traceback
+        setup_logging()
+        log_event(logging.ERROR, "startup_failed", error=f"{type(e).__name__}: {e}"[:1000])
+        raise SystemExit(1)
+
+
+def run(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("role", nargs="?", choices=["all", "front", "worker"], default="all",
                         help="all: front and worker in one process (the default, and the one for SQLite)")
     parser.add_argument("--config", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.json"))
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--port", type=port_number, default=8080)
     parser.add_argument("--sqlite-path", default="purchases.db", help="without DATABASE_URL")
-    parser.add_argument("--pool-size", type=int, default=10, help="PostgreSQL connections per process")
-    parser.add_argument("--lease-ms", type=int, default=LEASE_MS)
-    parser.add_argument("--heartbeat-ms", type=int, default=None, help="lease renewal period (default: lease / 3)")
-    parser.add_argument("--batch", type=int, default=BATCH, help="jobs a worker claims at once")
-    parser.add_argument("--poll-ms", type=int, default=1000, help="a worker's pause when nothing is due")
-    parser.add_argument("--apple-timeout-s", type=float, default=10.0, help="deadline of each call to Apple, whole")
-    parser.add_argument("--give-up-after-ms", type=int, default=GIVE_UP_AFTER_MS)
-    parser.add_argument("--recovery-every-ms", type=int, default=RECOVERY_EVERY_MS,
+    parser.add_argument("--pool-size", type=positive(int), default=10, help="PostgreSQL connections per process")
+    parser.add_argument("--lease-ms", type=positive(int), default=LEASE_MS)
+    parser.add_argument("--heartbeat-ms", type=positive(int), default=None, help="lease renewal period (default: lease / 3)")
+    parser.add_argument("--batch", type=positive(int), default=BATCH, help="jobs a worker claims at once")
+    parser.add_argument("--poll-ms", type=positive(int), default=1000, help="a worker's pause when nothing is due")
+    parser.add_argument("--apple-timeout-s", type=positive(float), default=10.0, help="deadline of each call to Apple, whole")
+    parser.add_argument("--give-up-after-ms", type=positive(int), default=GIVE_UP_AFTER_MS)
+    parser.add_argument("--recovery-every-ms", type=positive(int), default=RECOVERY_EVERY_MS,
                         help="how often the worker reads Apple's notification history")
     parser.add_argument("--allow-sandbox", action="store_true", default=os.environ.get("ALLOW_SANDBOX") == "1",
                         help="also accept Sandbox purchases (App Review buys in the sandbox); ALLOW_SANDBOX=1")
-    parser.add_argument("--body-timeout-s", type=float, default=None, help="the whole request body must arrive within")
-    parser.add_argument("--max-concurrency", type=int, default=None, help="connections and requests at once")
-    parser.add_argument("--metrics-port", type=int, default=None, help="worker: serve /metrics on this port")
+    parser.add_argument("--body-timeout-s", type=positive(float), default=None, help="the whole request body must arrive within")
+    parser.add_argument("--head-timeout-s", type=positive(float), default=None,
+                        help="a request's line and headers must arrive within")
+    parser.add_argument("--max-concurrency", type=positive(int), default=None, help="connections and requests at once")
+    parser.add_argument("--claims-per-user", type=positive(int), default=None,
+                        help="purchase claims a user may send per minute (per front)")
+    parser.add_argument("--claims-per-address", type=positive(int), default=None,
+                        help="purchase claims one client address may send per minute (per front)")
+    parser.add_argument("--health-port", "--metrics-port", dest="health_port", type=port_number, default=None,
+                        help="worker: serve /livez, /readyz and /metrics on this port")
     parser.add_argument("--retention", default=None,
                         help="JSON file: product id -> the answer to Apple's realtime requests about it")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.heartbeat_ms is not None and args.heartbeat_ms >= args.lease_ms:
+        parser.error(f"argument --heartbeat-ms: must be below --lease-ms ({args.lease_ms}), or a lease ends before it is renewed")
     setup_logging()
     with open(args.config) as f:
         config = json.load(f)
@@ -961,15 +1119,17 @@ def main() -> None:
     if args.role == "worker":
         signal.signal(signal.SIGTERM, lambda *_: stop.set())  # finish the job in hand, then exit
         signal.signal(signal.SIGINT, lambda *_: stop.set())
-        if args.metrics_port is not None:
-            from prometheus_client import start_http_server
-            start_http_server(args.metrics_port, addr=args.host, registry=service.metrics.registry)
+        if args.health_port is not None:
+            worker_health(service, args.host, args.health_port, live_within_s=max(60.0, service.lease_ms / 1000))
         print(f"worker {service.worker_id} ({ledger.kind} ledger)", flush=True)
         service.work(stop, args.poll_ms / 1000, args.batch)
         return
     import http_api
     limits = http_api.Limits(**{k: v for k, v in (("body_timeout_s", args.body_timeout_s),
-                                                  ("max_concurrency", args.max_concurrency)) if v is not None})
+                                                  ("head_timeout_s", args.head_timeout_s),
+                                                  ("max_concurrency", args.max_concurrency),
+                                                  ("claims_per_user", args.claims_per_user),
+                                                  ("claims_per_address", args.claims_per_address)) if v is not None})
     auth = http_api.auth_from_env()
     sock = http_api.bind(args.host, args.port)
     server = http_api.make_server(http_api.create_app(service, auth, limits), sock, limits)

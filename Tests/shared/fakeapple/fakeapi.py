@@ -126,6 +126,14 @@ class FakeAppleAPI:
         with self._lock:
             self._transactions[env].append((p, tampered))
 
+    def signed_transaction(self, env: str, transaction_id: str) -> str:
+        """The signed transaction StoreKit 2 gives the app for a transaction added here (what the
+        app sends its server as proof of a purchase)."""
+        found = self._find(environment(env), transaction_id)
+        if found is None:
+            raise KeyError(f"no transaction {transaction_id} in {env}")
+        return self._signed(*found)
+
     def set_renewal(self, env: str, payload: dict, *, status: int = 1) -> None:
         """The renewal info of one subscription (keyed by originalTransactionId) and Apple's
         status for it (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked)."""

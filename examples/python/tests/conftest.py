@@ -103,3 +103,12 @@ def service(ledger, apple):
     s = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"])
     s.test_clock = clock
     return s
+
+
+@pytest.fixture
+def front(service):
+    """The service's HTTP API on a free port (no worker thread); yields its base URL."""
+    from service import serve
+    server = serve(service, "127.0.0.1", 0, retry_every_s=None)
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()

@@ -14,6 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Optional
 
+from fake_receipts import fake_config, make_receipt as signed_receipt  # noqa: F401 (the tests' receipts)
+
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent
 ROOT = HERE.parents[2]
@@ -38,7 +40,7 @@ FOREVER_MS = 253_402_300_799_000
 def config(sandbox: bool = True) -> dict:
     """The example's config; the tests replay Apple's sandbox answers, so Sandbox is accepted
     (the service's --allow-sandbox)."""
-    doc = json.loads(CONFIG.read_text())
+    doc = fake_config(json.loads(CONFIG.read_text()))   # the tests' receipts are signed by the fake PKI
     if sandbox:
         doc["environments"] = doc["environments"] + ["Sandbox"]
     return doc
@@ -139,6 +141,8 @@ class Cluster:
             self.env.pop("DATABASE_URL")
         self.procs: list[subprocess.Popen] = []
         self.logs: list[Path] = []
+        self.config_file = tmp / "cluster-config.json"   # trusts the fake PKI the tests' receipts are signed by
+        self.config_file.write_text(json.dumps(config()))
 
     def set_clock(self, ms: int) -> None:
         self.now = ms
@@ -153,7 +157,8 @@ class Cluster:
         """Starts a process and waits for the line it prints once ready; returns (process, that line)."""
         log = self.tmp / f"{role}-{len(self.procs)}.log"
         with open(log, "w") as err:
-            proc = subprocess.Popen([sys.executable, str(EXAMPLE / "service.py"), role, "--poll-ms", "20", *args],
+            proc = subprocess.Popen([sys.executable, str(EXAMPLE / "service.py"), role, "--poll-ms", "20",
+                                     "--config", str(self.config_file), *args],
                                     cwd=self.tmp, env=self.env, stdout=subprocess.PIPE, stderr=err, text=True)
         self.procs.append(proc)
         self.logs.append(log)
@@ -165,13 +170,16 @@ class Cluster:
             raise AssertionError(f"{role} did not start:\n{self.log_text()}")
         return proc, line[0].strip()
 
+    # The tests' clocks stand still, so every claim falls in one rate-limit minute: not what they test.
+    UNLIMITED = ("--claims-per-user", "100000", "--claims-per-address", "100000")
+
     def front(self, *args: str) -> str:
         """A front on a free port; returns its base URL."""
-        _, line = self.start("front", "--port", "0", *args)
+        _, line = self.start("front", "--port", "0", *self.UNLIMITED, *args)
         return "http://" + line.split(" listening on ")[1].split(" ")[0]
 
     def all_in_one(self, *args: str) -> str:
-        _, line = self.start("all", "--port", "0", *args)
+        _, line = self.start("all", "--port", "0", *self.UNLIMITED, *args)
         return "http://" + line.split(" listening on ")[1].split(" ")[0]
 
     def worker(self, *args: str) -> subprocess.Popen:

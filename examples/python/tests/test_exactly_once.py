@@ -2,15 +2,17 @@
 on a real PostgreSQL: 50 concurrent clients through the HTTP front."""
 import pytest
 
+from http_api import Limits
 from service import serve
-from support import CONSUMABLE, MARS_LATEST, MARS_LATEST_BOUGHT, MERCURY, MERCURY_BOUGHT, NOW, concurrently, post
+from support import CONSUMABLE, MARS_LATEST, MARS_LATEST_BOUGHT, MERCURY, MERCURY_BOUGHT, NOW, concurrently, post, signed_receipt
 
 MERCURY_ID = "com.test.app.mercury"
 
 
 @pytest.fixture
 def front(service):
-    server = serve(service, "127.0.0.1", 0, retry_every_s=None)
+    # 50 claims of one user at once is the point here, not something to rate-limit
+    server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(claims_per_user=1000, claims_per_address=1000))
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
@@ -30,7 +32,7 @@ def test_50_users_sending_one_receipt_pay_one_order(service, apple, front):
         orders[body["order_id"]] = f"u{i}"
     service.test_clock["now"] = NOW
 
-    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": f"u{i}", "receipt": "SHARED"}))
+    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": f"u{i}", "receipt": signed_receipt("SHARED")}))
 
     # The first account to submit the receipt owns its purchases; every other one is refused
     # (and gets nothing of it: not the delivery, not the subscription, not an order paid).
@@ -56,7 +58,7 @@ def test_one_user_with_50_orders_and_50_submissions_pays_one_order(service, appl
         order_ids.append(body["order_id"])
     service.test_clock["now"] = NOW
 
-    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": "u1", "receipt": "R"}))
+    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": "u1", "receipt": signed_receipt("R")}))
 
     assert [code for code, _ in results] == [200] * 50, results[:3]
     assert sorted(t for _, body in results for t in body["delivered"]) == [MERCURY]
@@ -74,7 +76,7 @@ def test_a_subscription_purchase_pays_one_order_without_a_delivery(service, appl
         assert post(front + "/orders", {"user_id": f"s{i % 2}", "product_id": "com.test.app.mars"})[0] == 201
     service.test_clock["now"] = NOW
 
-    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": f"s{i % 2}", "receipt": "SUB"}))
+    results = concurrently(50, lambda i: post(front + "/receipts", {"user_id": f"s{i % 2}", "receipt": signed_receipt("SUB")}))
 
     owner = next(body for code, body in results if code == 200)   # s0 or s1, whoever came first
     assert sorted(code for code, _ in results) == [200] * 25 + [403] * 25

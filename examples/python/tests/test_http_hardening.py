@@ -15,7 +15,7 @@ import pytest
 from http_api import Auth, Limits
 from service import serve
 from support import (CONSUMABLE, MERCURY, NOW, OPERATOR_TOKEN, USER_SECRET, Cluster, get, operator_headers, post,
-                     user_headers, wait_for)
+                     user_headers, wait_for, signed_receipt)
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_operator_endpoints_need_the_operator_token(service, front):
 
 def test_user_endpoints_answer_only_for_the_authenticated_user(service, apple, front):
     apple.script("R", "production", CONSUMABLE)
-    assert post(front + "/receipts", {"user_id": "alice", "receipt": "R"})[0] == 200
+    assert post(front + "/receipts", {"user_id": "alice", "receipt": signed_receipt("R")})[0] == 200
     code, body = get(front + "/users/alice/entitlements", headers=user_headers("alice"))
     assert code == 200 and body["entitlements"][0]["active"] is True
     assert get(front + "/users/alice/entitlements", headers=user_headers("mallory"))[0] == 403
@@ -76,7 +76,7 @@ def test_user_endpoints_answer_only_for_the_authenticated_user(service, apple, f
     code, body = post(front + "/orders", {"user_id": "alice", "product_id": "com.test.app.mercury"},
                       headers=user_headers("mallory"))
     assert (code, body) == (403, {"error": "user_id is not the authenticated user"})
-    assert post(front + "/receipts", {"receipt": "R"}, headers={})[0] == 401
+    assert post(front + "/receipts", {"receipt": signed_receipt("R")}, headers={})[0] == 401
     assert len(service.ledger.orders()) == 0
 
 
@@ -87,7 +87,7 @@ def test_entitlements_carry_an_etag_that_changes_with_access(service, apple, fro
     assert first[0] == 200
     tag = first[1]["etag"]
     assert _get_raw(front + "/users/alice/entitlements", {**headers, "If-None-Match": tag})[0] == 304
-    assert post(front + "/receipts", {"user_id": "alice", "receipt": "R"})[0] == 200
+    assert post(front + "/receipts", {"user_id": "alice", "receipt": signed_receipt("R")})[0] == 200
     second = _get_raw(front + "/users/alice/entitlements", {**headers, "If-None-Match": tag})
     assert second[0] == 200 and second[1]["etag"] != tag
 
@@ -104,7 +104,7 @@ def _get_raw(url: str, headers: dict) -> tuple[int, dict]:
 
 def test_metrics_are_prometheus_text(service, apple, front):
     apple.script("R", "production", CONSUMABLE)
-    post(front + "/receipts", {"user_id": "alice", "receipt": "R"})
+    post(front + "/receipts", {"user_id": "alice", "receipt": signed_receipt("R")})
     post(front + "/apple/notifications", {"signedPayload": "a.b.c"})
     import urllib.request
     with urllib.request.urlopen(urllib.request.Request(front + "/metrics", headers=operator_headers())) as r:

@@ -12,7 +12,7 @@ import pytest
 import ledger as ledger_module
 from ledger import Ledger
 from service import LEASE_MS, PurchaseService, job_id
-from support import CONSUMABLE, FROM_TEST_ENV, NOW, Cluster, config, consumable, post, wait_for
+from support import CONSUMABLE, FROM_TEST_ENV, NOW, Cluster, config, consumable, post, wait_for, signed_receipt
 
 MERCURY_ID = "com.test.app.mercury"
 
@@ -23,7 +23,7 @@ def test_a_job_slower_than_its_lease_is_not_taken_by_another_worker(tmp_path, ap
     view = Ledger(url=pg_url)
     try:
         front = cluster.front()
-        assert post(front + "/receipts", {"user_id": "u1", "receipt": "SLOW"})[0] == 202
+        assert post(front + "/receipts", {"user_id": "u1", "receipt": signed_receipt("SLOW")})[0] == 202
         apple.hold_from(1)                                   # the worker's call hangs until released
         lease = 10_000
         cluster.worker("--lease-ms", str(lease), "--heartbeat-ms", "20")
@@ -49,7 +49,7 @@ def test_a_call_to_apple_ends_at_its_deadline_however_apple_drips(service, apple
     service.timeout_s = 1.0
     apple.go_down("drip")                                    # a byte every 0.2 s: no single read times out
     try:
-        result = service.submit_receipt("u1", "DRIP")
+        result = service.submit_receipt("u1", signed_receipt("DRIP"))
     finally:
         apple.come_back()
     assert result == {"status": "pending", "retry_after_ms": 1000, "why": "timeout"}
@@ -70,7 +70,7 @@ def test_leases_and_orders_use_the_database_clock(pg_url, apple, host_clock_ahea
     honest = PurchaseService(config(), Ledger(url=pg_url), "secret", apple.url, worker_id="honest")
     fast = PurchaseService(config(), Ledger(url=pg_url), "secret", apple.url, worker_id="fast")
     try:
-        assert honest.submit_receipt("u1", "R")["status"] == "pending"
+        assert honest.submit_receipt("u1", signed_receipt("R"))["status"] == "pending"
         with honest.ledger.transaction() as db:
             db.execute("UPDATE verification_jobs SET next_at_ms = 0", ())     # due now
         [job] = honest.ledger.claim("honest", None, LEASE_MS, 1)
@@ -82,7 +82,7 @@ def test_leases_and_orders_use_the_database_clock(pg_url, apple, host_clock_ahea
             created = db.query("SELECT created_ms FROM orders WHERE order_id = ?", (order,))[0][0]
             db_now = fast.ledger.now(db)
         assert abs(db_now - created) < host_clock_ahead / 2   # the database's time, not the host's
-        assert job.id == job_id("u1", "R")
+        assert job.id == job_id("u1", signed_receipt("R"))
     finally:
         honest.ledger.close()
         fast.ledger.close()
@@ -93,6 +93,6 @@ def test_the_example_config_accepts_production_only(ledger, apple):
     apple.script("R", "production", FROM_TEST_ENV)
     apple.script("R", "sandbox", CONSUMABLE)
     strict = PurchaseService(config(sandbox=False), ledger, "secret", apple.url, clock=lambda: NOW)
-    result = strict.submit_receipt("u1", "R")
+    result = strict.submit_receipt("u1", signed_receipt("R"))
     assert result["status"] == "rejected" and result["verdict"] == "wrong_environment", result
     assert ledger.deliveries() == []

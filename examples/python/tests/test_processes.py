@@ -10,7 +10,7 @@ import pytest
 
 from ledger import Ledger
 from service import LEASE_MS, OUTAGE_RETRY_MS, job_id
-from support import Cluster, NOW, consumable, concurrently, get, post, wait_for
+from support import Cluster, NOW, consumable, concurrently, get, operator_headers, post, wait_for, signed_receipt
 
 MERCURY_ID = "com.test.app.mercury"
 TEMPORARY = b'{"status": 21005}'
@@ -45,7 +45,7 @@ def buy(front: str, user: str, receipt: str) -> str:
     """The app: an order, then the receipt. Returns the order id."""
     status, order = post(front + "/orders", {"user_id": user, "product_id": MERCURY_ID})
     assert status == 201, order
-    status, result = post(front + "/receipts", {"user_id": user, "receipt": receipt})
+    status, result = post(front + "/receipts", {"user_id": user, "receipt": signed_receipt(receipt)})
     assert status == 202 and result["status"] == "pending", result
     return order["order_id"]
 
@@ -99,7 +99,7 @@ def test_two_fronts_two_workers_and_50_clients(cluster, apple, view):
 
     def client(i: int) -> None:                      # each app sends its receipt to both fronts at once
         buy(fronts[i % 2], f"u{i}", f"{i}")
-        status, result = post(fronts[(i + 1) % 2] + "/receipts", {"user_id": f"u{i}", "receipt": f"{i}"})
+        status, result = post(fronts[(i + 1) % 2] + "/receipts", {"user_id": f"u{i}", "receipt": signed_receipt(f"{i}")})
         assert status == 202, result
     concurrently(50, client)
     assert view.pending_count() == 50                # one job per receipt, however many fronts stored it
@@ -115,7 +115,7 @@ def test_two_fronts_two_workers_and_50_clients(cluster, apple, view):
     assert [(f["outcome"], f["tries"]) for f in view.finished()] == [("delivered", 2)] * 50
     calls = collections.Counter(r for _, r in apple.calls)   # 2 fronts + 1 per due job per attempt
     assert calls == {r: 4 for r in users}
-    status, health = get(fronts[0] + "/health")
+    status, health = get(fronts[0] + "/jobs", headers=operator_headers())
     assert status == 200 and health["jobs"]["finished"] == {"delivered": 50} and health["jobs"]["leased"] == 0
 
 
@@ -163,14 +163,14 @@ def test_sqlite_single_process_restarts_after_a_kill(tmp_path, apple):
         cluster.procs[0].send_signal(signal.SIGKILL)
         cluster.procs[0].wait()
         apple.release()
-        assert [j["id"] for j in view.jobs()] == [job_id("u1", "1")]
+        assert [j["id"] for j in view.jobs()] == [job_id("u1", signed_receipt("1"))]
 
         service = cluster.all_in_one()
         cluster.advance(LEASE_MS)
         wait_for(lambda: view.pending_count() == 0, "the restarted service to deliver", on_fail=cluster.log_text)
         assert_each_delivered_once(view, {"1": "u1"})
         assert apple.calls_for("1") == 3
-        assert get(service + "/health")[1]["jobs"]["finished"] == {"delivered": 1}
+        assert get(service + "/jobs", headers=operator_headers())[1]["jobs"]["finished"] == {"delivered": 1}
     finally:
         apple.release()
         cluster.stop()

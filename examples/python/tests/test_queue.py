@@ -6,7 +6,7 @@ import threading
 
 from ledger import Ledger
 from service import GIVE_UP_DELAY_MS, LEASE_MS, OUTAGE_RETRY_MS, PurchaseService, job_id, serve
-from support import config, CONSUMABLE, MERCURY, NOW, concurrently, consumable, get
+from support import config, CONSUMABLE, MERCURY, NOW, concurrently, consumable, get, operator_headers, signed_receipt
 
 TEMPORARY = b'{"status": 21005}'
 
@@ -14,14 +14,14 @@ TEMPORARY = b'{"status": 21005}'
 def queue_one(service, apple, receipt: str = "R", *later: bytes) -> None:
     """The app sends a receipt while Apple answers 21005: the front stores it, due in 1 s."""
     apple.script(receipt, "production", TEMPORARY, *(later or (CONSUMABLE,)))
-    assert service.submit_receipt("u1", receipt) == {"status": "pending", "retry_after_ms": 1000, "why": "21005"}
+    assert service.submit_receipt("u1", signed_receipt(receipt)) == {"status": "pending", "retry_after_ms": 1000, "why": "21005"}
     service.test_clock["now"] += 1000
 
 
 def test_a_claim_leases_the_job_and_keeps_it_in_the_table(service, apple):
     queue_one(service, apple)
     [job] = service.ledger.claim("w1", service.test_clock["now"], LEASE_MS, 10)
-    assert (job.user_id, job.receipt, job.attempt, job.tries) == ("u1", "R", 2, 1)
+    assert (job.user_id, job.receipt, job.attempt, job.tries) == ("u1", signed_receipt("R"), 2, 1)
     assert service.ledger.claim("w2", service.test_clock["now"], LEASE_MS, 10) == []  # held by w1
     assert service.ledger.pending_count() == 1
     counts = service.health()["jobs"]
@@ -49,7 +49,7 @@ def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledge
     service = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"],
                               give_up_after_ms=OUTAGE_RETRY_MS + 15_000)
     apple.script("R", "production", TEMPORARY)
-    assert service.submit_receipt("u1", "R")["retry_after_ms"] == 1000
+    assert service.submit_receipt("u1", signed_receipt("R"))["retry_after_ms"] == 1000
     waits = []
     while service.ledger.pending_count():
         [job] = service.ledger.jobs()
@@ -60,10 +60,10 @@ def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledge
     assert waits == [(2, 2000), (3, 4000), (4, 8000), (5, OUTAGE_RETRY_MS),
                      (1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, "given_up")]
     [end] = service.ledger.finished()
-    assert (end["outcome"], end["tries"], end["id"]) == ("given_up", 9, job_id("u1", "R"))
+    assert (end["outcome"], end["tries"], end["id"]) == ("given_up", 9, job_id("u1", signed_receipt("R")))
     assert "21005" in end["reason"]
     with ledger.transaction() as db:  # the receipt stays, for an operator to queue again
-        assert db.query("SELECT receipt FROM finished_jobs", ()) == [("R",)]
+        assert db.query("SELECT receipt FROM finished_jobs", ()) == [(signed_receipt("R"),)]
     assert service.health()["jobs"]["given_up"] == 1
     assert len(apple.calls) == 10  # the front's call and one per attempt
 
@@ -79,7 +79,7 @@ def test_a_receipt_apple_refuses_ends_as_rejected(service, apple):
 
 def test_a_wrong_shared_secret_keeps_the_receipt_until_it_is_fixed(service, apple):
     apple.script("R", "production", b'{"status": 21004}', b'{"status": 21004}', CONSUMABLE)
-    result = service.submit_receipt("u1", "R")
+    result = service.submit_receipt("u1", signed_receipt("R"))
     assert result["status"] == "pending" and result["why"].startswith("fix_configuration")
     assert service.health()["jobs"]["misconfigured"] == 1
     for _ in range(2):  # 21004 once more, then the secret is fixed: never given up for it
@@ -92,7 +92,7 @@ def test_a_wrong_shared_secret_keeps_the_receipt_until_it_is_fixed(service, appl
 def test_a_stopping_worker_gives_back_the_jobs_it_has_not_started(service, apple):
     apple.answer_with(lambda endpoint, receipt, n: TEMPORARY if n == 0 else consumable("7" + receipt))
     for i in range(3):
-        service.submit_receipt(f"u{i}", f"{i}")
+        service.submit_receipt(f"u{i}", signed_receipt(f"{i}"))
     service.test_clock["now"] += 1000
     stop = threading.Event()
     stop.set()
@@ -103,7 +103,7 @@ def test_a_stopping_worker_gives_back_the_jobs_it_has_not_started(service, apple
 
 def test_a_receipt_sent_again_and_accepted_ends_the_queued_job(service, apple):
     queue_one(service, apple)
-    assert service.submit_receipt("u1", "R")["delivered"] == [MERCURY]
+    assert service.submit_receipt("u1", signed_receipt("R"))["delivered"] == [MERCURY]
     assert [f["outcome"] for f in service.ledger.finished()] == ["superseded"]
     assert service.ledger.pending_count() == 0 and service.retry_pending() == []
 
@@ -111,7 +111,7 @@ def test_a_receipt_sent_again_and_accepted_ends_the_queued_job(service, apple):
 def test_a_job_a_worker_holds_is_left_to_that_worker(service, apple):
     queue_one(service, apple, "R", CONSUMABLE, CONSUMABLE)
     [job] = service.ledger.claim("w1", service.test_clock["now"], LEASE_MS, 10)
-    assert service.submit_receipt("u1", "R")["delivered"] == [MERCURY]     # the app sent it again meanwhile
+    assert service.submit_receipt("u1", signed_receipt("R"))["delivered"] == [MERCURY]     # the app sent it again meanwhile
     assert service.ledger.pending_count() == 1
     result = service.run_job(job)
     assert result["status"] == "accepted" and result["delivered"] == []
@@ -147,10 +147,12 @@ def test_health_reports_the_queue(service, apple):
     try:
         apple.answer_with(lambda endpoint, receipt, n: TEMPORARY if n == 0 else consumable("7" + receipt))
         for i in range(3):
-            assert service.submit_receipt(f"u{i}", f"{i}")["status"] == "pending"
+            assert service.submit_receipt(f"u{i}", signed_receipt(f"{i}"))["status"] == "pending"
         service.test_clock["now"] += 1000
         service.ledger.claim("w1", service.test_clock["now"], LEASE_MS, 1)
-        status, body = get(url + "/health")
+        assert get(url + "/health") == (200, {"ok": True, "ledger": service.ledger.kind})   # no business counts
+        assert get(url + "/jobs")[0] == 401
+        status, body = get(url + "/jobs", headers=operator_headers())
         assert status == 200 and body["ok"] and body["ledger"] == service.ledger.kind
         assert {k: body["jobs"][k] for k in ("pending", "due", "leased", "retried", "given_up")} == \
             {"pending": 2, "due": 2, "leased": 1, "retried": 1, "given_up": 0}

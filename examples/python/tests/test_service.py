@@ -4,7 +4,7 @@ import json
 import threading
 
 from service import PurchaseService, serve
-from support import config, CONSUMABLE, FROM_TEST_ENV, MERCURY, NOW, post
+from support import config, CONSUMABLE, FROM_TEST_ENV, MERCURY, NOW, post, signed_receipt
 
 
 def refunded(body: bytes) -> bytes:
@@ -27,7 +27,7 @@ def test_50_concurrent_submissions_deliver_once(service, apple):
         assert status == 201
         service.test_clock["now"] = NOW
         results = []
-        threads = [threading.Thread(target=lambda: results.append(post(url + "/receipts", {"user_id": "u1", "receipt": "R1"})))
+        threads = [threading.Thread(target=lambda: results.append(post(url + "/receipts", {"user_id": "u1", "receipt": signed_receipt("R1")})))
                    for _ in range(50)]
         for t in threads:
             t.start()
@@ -46,14 +46,14 @@ def test_50_concurrent_submissions_deliver_once(service, apple):
 def test_21007_is_followed_by_a_sandbox_call(service, apple):
     apple.script("R2", "production", FROM_TEST_ENV)
     apple.script("R2", "sandbox", CONSUMABLE)
-    result = service.submit_receipt("u2", "R2")
+    result = service.submit_receipt("u2", signed_receipt("R2"))
     assert result["status"] == "accepted" and result["delivered"] == [MERCURY]
     assert [c[0] for c in apple.calls] == ["production", "sandbox"]
 
 
 def test_21005_is_retried_later_then_delivered(service, apple):
     apple.script("R3", "production", b'{"status": 21005}', CONSUMABLE)
-    first = service.submit_receipt("u3", "R3")
+    first = service.submit_receipt("u3", signed_receipt("R3"))
     assert first == {"status": "pending", "retry_after_ms": 1000, "why": "21005"}
     assert service.retry_pending() == []                # not due yet
     service.test_clock["now"] += 1000
@@ -64,14 +64,14 @@ def test_21005_is_retried_later_then_delivered(service, apple):
 
 def test_timeouts_are_stored_for_later(ledger):
     s = PurchaseService(config(), ledger, apple_base_url="http://127.0.0.1:9", clock=lambda: NOW, timeout_s=0.5)
-    result = s.submit_receipt("u5", "R5")  # nothing listens on port 9: Apple unreachable
+    result = s.submit_receipt("u5", signed_receipt("R5"))  # nothing listens on port 9: Apple unreachable
     assert result["status"] == "pending" and result["why"].startswith("unreachable")
     assert ledger.pending_count() == 1
 
 
 def test_a_refund_shows_up_in_to_revoke(service, apple):
     apple.script("R4", "production", CONSUMABLE, refunded(CONSUMABLE))
-    assert service.submit_receipt("u4", "R4")["delivered"] == [MERCURY]
-    later = service.submit_receipt("u4", "R4")
+    assert service.submit_receipt("u4", signed_receipt("R4"))["delivered"] == [MERCURY]
+    later = service.submit_receipt("u4", signed_receipt("R4"))
     assert later["delivered"] == [] and later["revoked"] == [MERCURY]
     assert service.ledger.deliveries()[0]["revoked_ms"] == NOW

@@ -164,7 +164,8 @@ def run_year(tmp_path: Path, api: FakeAppleAPI, database_url: str, way: str) -> 
         # Bob's device sends his Family Sharing transaction: he owns it from now on.
         shared = steps[0]["family_purchase"]
         api.add_transaction("Production", shared)
-        status, body = post(front + "/storekit2/transactions", {"transaction_id": FAMILY}, headers=user_headers(BOB))
+        status, body = post(front + "/storekit2/transactions", {"signed_transaction": sign_jws(shared, FAKE_DIR)},
+                            headers=user_headers(BOB))
         assert status == 200, body
         oracle.add_transaction(BOB, iapverify.Verifier(config()).verify_jws(
             sign_jws(shared, FAKE_DIR), now_ms=T0).transaction)
