@@ -196,7 +196,11 @@ private func answer<R: RenderedResult, Options: EntryOptions>(
     do {
         let opts: Options = try verifier.options(json: optionBytes)
         let report = try run(verifier, bytes, opts)
-        guard let result = ResultBox(verdict: report.verdict.rawValue, json: report.resultText(), isValid: report.isValid) else {
+        let text = report.resultText()
+        // The writer stops writing when malloc or realloc fails, so a process short of memory
+        // gets a status here instead of an abort.
+        guard text.isComplete else { return fail(err, IAPVFailure(.noMemory, "out of memory writing the result JSON")) }
+        guard let result = ResultBox(verdict: report.verdict.rawValue, json: text, isValid: report.isValid) else {
             return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
         }
         out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())

@@ -26,6 +26,14 @@ nm -D -g --defined-only "$LIB" | awk '{print $3}' | sort > "$TMP/symbols"
 diff -u Tests/c/exported-symbols.txt "$TMP/symbols" || fail "exported symbols differ from the committed list"
 grep -o 'iapv_[a-z_0-9]*(' Include/iapverify.h | tr -d '(' | sort -u > "$TMP/declared"
 diff -u "$TMP/declared" Tests/c/exported-symbols.txt || fail "the header's functions differ from the exported symbols"
+# docs/c-api-rules.md says it is the whole interface: its table lists every function, and says how many.
+grep -o '^| `iapv_[a-z_0-9]*(' docs/c-api-rules.md | sed 's/^| `//; s/($//' | sort -u > "$TMP/documented"
+diff -u Tests/c/exported-symbols.txt "$TMP/documented" || fail "the functions in docs/c-api-rules.md's table differ from the exported symbols"
+grep -q "^All $(wc -l < Tests/c/exported-symbols.txt) that the library exports" docs/c-api-rules.md || fail "docs/c-api-rules.md does not give the number of exported functions"
+
+echo "-- a failed allocation of a result is IAPV_E_NO_MEMORY, not an abort (Tests/c/no_memory.c)"
+$CC -std=c99 -Wall -Wextra -Werror -IInclude Tests/c/no_memory.c -Lbuild/lib -liapverify -Wl,-rpath,"$PWD/build/lib" -o "$TMP/no_memory"
+"$TMP/no_memory" || fail "an allocation failure did not give IAPV_E_NO_MEMORY"
 
 echo "-- SONAME and RUNPATH"
 readelf -d "$LIB" | grep -q 'Library soname: \[libiapverify.so.1\]' || fail "SONAME is not libiapverify.so.1"

@@ -7,19 +7,26 @@ import Glibc
 
 /// A finished JSON document in one malloc'd, NUL-terminated block (the terminator is not
 /// counted). The C boundary takes the block as it is: a large result is never copied.
+/// Incomplete when the writer could not get memory: the C boundary answers IAPV_E_NO_MEMORY.
 package final class JSONText {
     private var base: UnsafeMutablePointer<UInt8>?
     package let count: Int
+    package let isComplete: Bool
 
-    fileprivate init(base: UnsafeMutablePointer<UInt8>, count: Int) {
+    fileprivate init(base: UnsafeMutablePointer<UInt8>?, count: Int) {
         self.base = base
         self.count = count
+        self.isComplete = base != nil
     }
 
     deinit { free(base) }
 
-    /// A copy as a Swift array.
-    package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    /// A copy as a Swift array. Swift has no way to report a failed allocation, so for an
+    /// incomplete text this stops the process, as Swift's own allocations do.
+    package var bytes: [UInt8] {
+        guard isComplete else { JSONWriter.outOfMemory() }
+        return Array(UnsafeBufferPointer(start: base, count: count))
+    }
 
     /// Hands the block to the caller, who frees it with `free`; the text is empty afterwards.
     package func take() -> UnsafeMutablePointer<CChar>? {
@@ -32,43 +39,72 @@ package final class JSONText {
 /// commas are automatic. Not copyable: the writer owns its block (malloc'd, so that a finished
 /// document goes to C without a copy) and frees it unless `finish` hands it on; its cursor and
 /// capacity are plain fields (no object to allocate, no reference counting per byte written).
+/// A failed malloc or realloc never stops the process: the writer drops everything from then on
+/// and `finish` gives an incomplete text, which the C boundary answers with IAPV_E_NO_MEMORY.
 struct JSONWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
+    private var block: UnsafeMutablePointer<UInt8>?
     private var count = 0
+    /// 0 once an allocation failed: every later write then finds no room and is dropped.
     private var capacity: Int
+    private var failed = false
     private var first = true
     private var afterKey = false
 
+    /// Where bytes go. Only used after `reserve` said there is room, so there is a block.
+    @inline(__always) private var base: UnsafeMutablePointer<UInt8> { block.unsafelyUnwrapped }
+
     init(capacity: Int = 1024) {
         self.capacity = max(capacity, 64)
-        guard let p = malloc(self.capacity) else { fatalError("out of memory for \(self.capacity) bytes of result JSON") }
-        base = p.assumingMemoryBound(to: UInt8.self)
+        block = malloc(self.capacity)?.assumingMemoryBound(to: UInt8.self)
+        if block == nil { fail() }
     }
 
-    deinit { free(base) }
+    deinit { free(block) }
 
-    /// The JSON written so far.
-    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    static func outOfMemory() -> Never { fatalError("out of memory for result JSON") }
+
+    /// The JSON written so far (for Swift callers: an incomplete document stops the process, as
+    /// Swift's own allocations do).
+    var bytes: [UInt8] {
+        if failed { Self.outOfMemory() }
+        return Array(UnsafeBufferPointer(start: block, count: count))
+    }
 
     /// The document, handed over without a copy. The writer must not be used afterwards.
     consuming func finish() -> JSONText {
         put(0)
-        count -= 1
-        let text = JSONText(base: base, count: count)
+        if failed {
+            free(block)
+            discard self
+            return JSONText(base: nil, count: 0)
+        }
+        let text = JSONText(base: block, count: count - 1)
         discard self   // the block now belongs to the text
         return text
     }
 
     /// Room for `n` more bytes: the buffer at least doubles, so appends stay amortised O(1).
-    @inline(__always) private mutating func reserve(_ n: Int) {
-        if capacity - count < n { grow(n) }
+    /// False when there is none (an allocation failed): the caller writes nothing.
+    @inline(__always) private mutating func reserve(_ n: Int) -> Bool {
+        capacity - count >= n || grow(n)
     }
 
-    private mutating func grow(_ n: Int) {
+    private mutating func grow(_ n: Int) -> Bool {
+        if failed { return false }
         let newCapacity = max(capacity * 2, count + n)
-        guard let bigger = realloc(base, newCapacity) else { fatalError("out of memory for \(newCapacity) bytes of result JSON") }
-        base = bigger.assumingMemoryBound(to: UInt8.self)
+        guard let bigger = realloc(block, newCapacity) else {
+            fail()   // the old block stays allocated until deinit or finish frees it
+            return false
+        }
+        block = bigger.assumingMemoryBound(to: UInt8.self)
         capacity = newCapacity
+        return true
+    }
+
+    private mutating func fail() {
+        failed = true
+        capacity = 0
+        count = 0
     }
 
     /// Copies `n` bytes. Keys and ids are short, and a call into memmove cost more than the copy:
@@ -93,14 +129,14 @@ struct JSONWriter: ~Copyable {
     }
 
     @inline(__always) private mutating func put(_ b: UInt8) {
-        reserve(1)
+        guard reserve(1) else { return }
         base[count] = b
         count += 1
     }
 
     private mutating func put(_ p: UnsafeRawBufferPointer) {
         guard let src = p.baseAddress, p.count > 0 else { return }
-        reserve(p.count)
+        guard reserve(p.count) else { return }
         UnsafeMutableRawPointer(base + count).copyMemory(from: src, byteCount: p.count)
         count += p.count
     }
@@ -110,7 +146,7 @@ struct JSONWriter: ~Copyable {
     /// Literals are short: copied inline, not through a call into memmove.
     @inline(__always) private mutating func put(_ literal: StaticString) {
         let n = literal.utf8CodeUnitCount
-        reserve(n)
+        guard reserve(n) else { return }
         Self.copy(base + count, literal.utf8Start, n)
         count += n
     }
@@ -130,7 +166,7 @@ struct JSONWriter: ~Copyable {
     /// about as much as the copy.
     @inline(__always) mutating func key(_ k: StaticString) {
         let n = k.utf8CodeUnitCount
-        reserve(n + 4)   // the separator too: one check for the whole key
+        guard reserve(n + 4) else { return }   // the separator too: one check for the whole key
         if afterKey {
             afterKey = false
         } else {
@@ -169,7 +205,7 @@ struct JSONWriter: ~Copyable {
 
     /// An integer's digits, with no separator.
     private mutating func digits(_ v: Int64) {
-        reserve(20)
+        guard reserve(20) else { return }
         if v >= 0, v < 10 {   // versions, quantities, flags: most integers a result holds
             base[count] = UInt8(truncatingIfNeeded: 48 + v)
             count += 1
@@ -236,7 +272,7 @@ struct JSONWriter: ~Copyable {
     /// nothing for an empty value or one too long for the encoder.
     private mutating func base64Digits(_ raw: UnsafeBufferPointer<UInt8>) {
         guard let from = raw.baseAddress, raw.count > 0 else { return }
-        reserve(Base64.encodedCapacity(raw.count))
+        guard reserve(Base64.encodedCapacity(raw.count)) else { return }
         count += Base64.encode(from, raw.count, into: base + count)
     }
 
@@ -326,7 +362,7 @@ struct JSONWriter: ~Copyable {
         }
         if plain {
             let n = utf8.count
-            reserve(n + 2)
+            guard reserve(n + 2) else { return }
             base[count] = UInt8(ascii: "\"")
             if let from = utf8.baseAddress, n > 0 { Self.copy(base + count + 1, from, n) }
             base[count + n + 1] = UInt8(ascii: "\"")
