@@ -96,6 +96,15 @@ if os.path.exists(os.path.join(d, "loadtime.out")):
     m = re.search(r"= ([\d.]+) ms", lt)
     rows.append(("load time, dlopen + iapv_verifier_new (median of fresh processes)", f"{float(m.group(1)):.1f} ms", "none", None))
 
+# Verifier start-up beside the baseline library (startup.out, Benchmarks/startup.py), when it ran.
+if os.path.exists(os.path.join(d, "startup.out")):
+    for line in read("startup.out").splitlines():
+        m = re.match(r"\s+(construction|cold \(new verifier per call\)|warm \(reused verifier\))\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x\s+>= ([\d.]+)x", line)
+        if m:
+            ratio, goal = float(m.group(4)), float(m.group(5))
+            rows.append((f"verifier {m.group(1)} vs the baseline library ({m.group(2)} us vs {m.group(3)} us)",
+                         f"{ratio:.1f}x cheaper", f">= {goal:g}x", ratio >= goal))
+
 width = max(len(r[0]) for r in rows)
 print("\ncost per purchase, per JSON byte and of carrying the library: the goals, from the runs above")
 print(f"{'measured':<{width}}  {'now':>22}  {'goal':>8}  met")

@@ -3,6 +3,7 @@
 // Immutable after init; OpenSSL locks the store internally, so threads may share it.
 
 import COpenSSL
+import Glibc
 
 final class TrustAnchors: @unchecked Sendable {
     let roots: [X509Certificate]
@@ -87,5 +88,53 @@ final class TrustAnchors: @unchecked Sendable {
             out.append(cert)
         }
         return out
+    }
+}
+
+/// Anchor sets built from config PEM, remembered by exactly what built them, so a host that builds
+/// a verifier per call parses and checks its own roots once per process, as the built-in ones are.
+/// Only sets that passed every check are remembered: a bad config fails the same way each time.
+/// Bounded (oldest out); a mutex held for one lookup or insertion.
+enum ConfigAnchors {
+    struct Key: Hashable {
+        let withAppleRoots: Bool
+        let requireCA: Bool
+        let pems: [String]
+    }
+
+    static let capacity = 32
+    nonisolated(unsafe) private static var entries: [Key: TrustAnchors] = [:]
+    nonisolated(unsafe) private static var order: [Key] = []
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+
+    /// The anchors for `pems` (with the built-in roots first when `withAppleRoots`), each PEM
+    /// read and checked as TrustAnchors.certificates and TrustAnchors.init do.
+    static func anchors(pems: [String], withAppleRoots: Bool, requireCA: Bool,
+                        pemWhat: String, what: String) throws(IAPVFailure) -> TrustAnchors {
+        let key = Key(withAppleRoots: withAppleRoots, requireCA: requireCA, pems: pems)
+        pthread_mutex_lock(lock)
+        let known = entries[key]
+        pthread_mutex_unlock(lock)
+        if let known { return known }
+        let pinned = withAppleRoots ? try AppleRoots.certificates.get() : []
+        let roots = try TrustAnchors.certificates(fromPEM: pems, what: pemWhat)
+        let made = try TrustAnchors(pinned: pinned, roots: roots, what: what, requireCA: requireCA)
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let raced = entries[key] { return raced }
+        if entries.count >= capacity, !order.isEmpty { entries[order.removeFirst()] = nil }
+        entries[key] = made
+        order.append(key)
+        return made
+    }
+
+    static var count: Int {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return entries.count
     }
 }

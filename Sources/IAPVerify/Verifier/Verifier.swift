@@ -13,22 +13,28 @@ public final class Verifier: Sendable {
     public static var maxAttempts: Int64 { RetryAfter.maxAttempts }
 
     public init(config: VerifierConfig) throws(IAPVFailure) {
-        // The built-in roots are decoded and pin-checked once per process; a config that adds
-        // none of its own shares one store with every other such verifier.
-        let pinned = config.includeAppleRoots ? try AppleRoots.certificates.get() : []
-        let custom = try TrustAnchors.certificates(fromPEM: config.trustRootsPEM, what: "config.trust.roots_pem")
-        guard !pinned.isEmpty || !custom.isEmpty else {
-            throw .config("config.trust leaves no root: set include_apple_roots to true or add roots_pem")
+        // The built-in roots are decoded and pin-checked once per process, and a config's own
+        // roots once per distinct config: every verifier with the same roots shares one store.
+        let anchors: TrustAnchors
+        if config.trustRootsPEM.isEmpty {
+            guard config.includeAppleRoots else {
+                throw .config("config.trust leaves no root: set include_apple_roots to true or add roots_pem")
+            }
+            anchors = try AppleRoots.anchors.get()
+        } else {
+            anchors = try ConfigAnchors.anchors(pems: config.trustRootsPEM, withAppleRoots: config.includeAppleRoots, requireCA: true,
+                                                pemWhat: "config.trust.roots_pem", what: "config.trust roots")
         }
-        let anchors = custom.isEmpty ? try AppleRoots.anchors.get()
-            : try TrustAnchors(pinned: pinned, roots: custom, what: "config.trust roots")
-        let xcodeRoots = try TrustAnchors.certificates(fromPEM: config.xcodeRootsPEM, what: "config.xcode.roots_pem")
         var xcodeAnchors: TrustAnchors?
         if config.xcodeAccept {
-            guard !xcodeRoots.isEmpty else {
+            guard !config.xcodeRootsPEM.isEmpty else {
                 throw .config("config.xcode.accept is true but config.xcode.roots_pem is empty; add Xcode's StoreKit certificate")
             }
-            xcodeAnchors = try TrustAnchors(roots: xcodeRoots, what: "config.xcode.roots_pem", requireCA: false)
+            xcodeAnchors = try ConfigAnchors.anchors(pems: config.xcodeRootsPEM, withAppleRoots: false, requireCA: false,
+                                                     pemWhat: "config.xcode.roots_pem", what: "config.xcode.roots_pem")
+        } else {
+            // Not used, but a config that carries them must still carry certificates.
+            _ = try TrustAnchors.certificates(fromPEM: config.xcodeRootsPEM, what: "config.xcode.roots_pem")
         }
         self.config = config
         context = CheckContext(config: config, anchors: anchors, xcodeAnchors: xcodeAnchors,

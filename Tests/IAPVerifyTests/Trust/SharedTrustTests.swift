@@ -38,6 +38,19 @@ final class SharedTrustTests: XCTestCase {
         XCTAssertEqual(again.context.anchors.identity, mixed.context.anchors.identity)
     }
 
+    func testAConfigsOwnRootsAreCheckedOnceAndShared() throws {
+        let a = try makeVerifierOrThrow(fakeConfig())
+        let b = try makeVerifierOrThrow(fakeConfig())
+        XCTAssertTrue(a.context.anchors === b.context.anchors)
+        let withApple = try makeVerifierOrThrow(fakeConfig(appleRoots: true))
+        XCTAssertFalse(withApple.context.anchors === a.context.anchors)
+        let xcode: [String: Any] = ["bundle_id": "*", "xcode": ["accept": true, "roots_pem": [Fixtures.storeKitPEM]]]
+        let x1 = try makeVerifierOrThrow(xcode), x2 = try makeVerifierOrThrow(xcode)
+        XCTAssertTrue(try XCTUnwrap(x1.context.xcodeAnchors) === XCTUnwrap(x2.context.xcodeAnchors))
+        XCTAssertTrue(x1.context.anchors === x2.context.anchors)
+        XCTAssertLessThanOrEqual(ConfigAnchors.count, ConfigAnchors.capacity)
+    }
+
     func testACustomRootStillHasToBeASelfSignedCA() {
         let intermediate = Fixtures.text("certs/AppleWWDRCAG6.pem")
         for apple in [true, false] {
@@ -46,6 +59,8 @@ final class SharedTrustTests: XCTestCase {
             XCTAssertEqual(failure?.status, .config)
             XCTAssertTrue(failure?.message.contains("roots[\(apple ? 3 : 0)]") == true, failure?.message ?? "no error")
             XCTAssertTrue(failure?.message.contains("not a self-signed CA") == true, failure?.message ?? "no error")
+            // A refused set is not remembered: refused again, the same way.
+            XCTAssertEqual(configError(json)?.message, failure?.message)
         }
     }
 
