@@ -15,7 +15,8 @@ BASELINE_COMMIT=${BENCH_BASELINE:-8345ede}
 BASE_DIR=build/bench/baseline
 BASE_SO=$BASE_DIR/.build-release/release/libiapverify.so
 if [ ! -f "$BASE_SO" ] && git rev-parse --verify -q "$BASELINE_COMMIT^{commit}" > /dev/null; then
-    [ -d "$BASE_DIR" ] || git worktree add --detach "$BASE_DIR" "$BASELINE_COMMIT"
+    # prune: after `make clean` the old worktree is gone but still registered.
+    [ -d "$BASE_DIR" ] || { git worktree prune; git worktree add --detach "$BASE_DIR" "$BASELINE_COMMIT"; }
     if [ -d .build-release/checkouts ] && [ ! -d "$BASE_DIR/.build-release/checkouts" ]; then
         mkdir -p "$BASE_DIR/.build-release"
         cp -a .build-release/checkouts .build-release/repositories .build-release/workspace-state.json "$BASE_DIR/.build-release/"
@@ -33,6 +34,7 @@ if [ -f "$BASE_SO" ]; then
     python3 Benchmarks/startup.py build/bench/startup build/bench/startup-baseline "${STARTUP_ROUNDS:-7}" "${STARTUP_SECONDS:-0.3}" \
         | tee build/bench/startup.out
 else
+    rm -f build/bench/startup.out
     echo "startup: no baseline library ($BASELINE_COMMIT is not in this clone); skipping the comparison" >&2
 fi
 # Benchmarks/api/transaction_history_20.json comes from scripts/generate-api-fuzz-seeds.py.
