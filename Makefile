@@ -32,7 +32,7 @@ LDCONFIG    ?= /sbin/ldconfig
 PYTHON      ?= python3
 
 .PHONY: api-test swift-example-test all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
-        wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench service-bench install uninstall clean
+        wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench service-bench golden-test install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
@@ -80,7 +80,7 @@ demo: bootstrap all
 	  --config examples/demo-config.json --now 2030-01-01T00:00:00Z > $(OUT)/demo.json; \
 	  status=$$?; scripts/summarize-result $(OUT)/demo.json; echo "(exit code $$status; full JSON in $(OUT)/demo.json)"
 
-test: bootstrap check-openssl arch-test all swift-test api-test c-test deb-test cli-test ocsp-test bindings-test nginx-test docs-test fuzz-replay
+test: bootstrap check-openssl arch-test all swift-test api-test golden-test c-test deb-test cli-test ocsp-test bindings-test nginx-test docs-test fuzz-replay
 	@echo "make test: all tests passed"
 
 # Fuzzing. `make test` replays every committed input once (deterministic); `make fuzz` explores:
@@ -199,6 +199,12 @@ arch-test:
 
 swift-test:
 	$(SWIFT) test --parallel
+
+# Every answer of the release library and the CLI, byte for byte, against Tests/golden/outputs.jsonl
+# (every fixture, at fixed clocks): a refactoring that changes one shows the diff. A deliberate
+# change is recorded with `python3 Tests/golden/run.py --update`.
+golden-test: all
+	$(PYTHON) Tests/golden/run.py --check
 
 # The Swift core's public API against Tests/architecture/public-api.txt (a change is a visible
 # diff; `python3 Tests/architecture/public_api.py --update` records a deliberate one).

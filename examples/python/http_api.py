@@ -31,14 +31,18 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from service import PurchaseService, Refused, log_event
+from observability import log_event
+from purchases import Refused
+
+if TYPE_CHECKING:   # service.py imports this module to serve: no import circle at run time
+    from service import PurchaseService
 
 USER_ID = r"^[A-Za-z0-9_-]{1,64}$"            # a UUID (what the app sets as appAccountToken) fits
 UserId = Annotated[str, StringConstraints(pattern=USER_ID)]

@@ -151,6 +151,8 @@ def test_liveness_readiness_jobs_and_the_access_log(service, apple, tmp_path, ca
         with caplog.at_level(logging.INFO, logger="purchases"):
             assert post(url + "/receipts", {"user_id": "alice", "receipt": signed_receipt("R")})[0] == 200
             assert get(url + "/users/alice/entitlements", headers=user_headers("alice"))[0] == 200
+            # a request's line is written once its answer has gone out: wait for it, not for a time
+            wait_for(lambda: len([r for r in caplog.records if r.getMessage() == "http"]) >= 2, "two access log lines")
         assert get(url + "/livez") == (200, {"ok": True})
         assert get(url + "/readyz") == (200, {"ok": True, "ledger": service.ledger.kind})
         assert get(url + "/jobs")[0] == 401 and get(url + "/jobs", headers=operator_headers())[0] == 200
