@@ -143,7 +143,7 @@ def test_a_startup_failure_is_one_json_line(tmp_path):
 def test_liveness_readiness_jobs_and_the_access_log(service, apple, tmp_path, caplog):
     import logging
     from service import serve
-    from support import get, operator_headers, post, user_headers
+    from support import get, operator_headers, post, user_headers, wait_for
     apple.script("R", "production", CONSUMABLE)
     server = serve(service, "127.0.0.1", 0, retry_every_s=None)
     url = f"http://127.0.0.1:{server.server_address[1]}"
