@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import iapverify
-from work_queue import STOREKIT2, STOREKIT2_SIGNED
+from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED
 
 PRODUCTION_URL = "https://buy.itunes.apple.com/verifyReceipt"
 SANDBOX_URL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -73,11 +73,12 @@ class Apple:
         return result, body, why or f"http {status}"
 
 
-    def ask(self, receipt: str, environment: str, attempt: int) -> Answer:
-        if receipt.startswith(STOREKIT2):
-            return self.ask_history(receipt[len(STOREKIT2):], environment, attempt, proven=False)
-        if receipt.startswith(STOREKIT2_SIGNED):
-            return self.ask_history(receipt[len(STOREKIT2_SIGNED):], environment, attempt, proven=True)
+    def ask(self, kind: str, subject: str, environment: str, attempt: int) -> Answer:
+        """What Apple says about a claim: a receipt (RECEIPT) or a StoreKit 2 transaction id."""
+        if kind in (STOREKIT2, STOREKIT2_SIGNED):
+            return self.ask_history(subject, environment, attempt, proven=kind == STOREKIT2_SIGNED)
+        assert kind == RECEIPT, kind
+        receipt = subject
         # The library checks the receipt itself first (signature, Apple's chain, this app, an
         # accepted environment): Apple is asked only about receipts that pass, and a string that is
         # not one is refused at once instead of being queued and re-sent for days.

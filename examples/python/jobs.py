@@ -55,7 +55,7 @@ class Worker:
             for env in self.environments:
                 key = env.lower()      # the job's and the mark's names, as release 0.1 stored them
                 self.ledger.set_mark(db, "history:" + key, now, only_if_missing=True)
-                self.ledger.enqueue(db, job_id("apple", RECOVERY + key), "", RECOVERY + key, env, 1, now, now,
+                self.ledger.enqueue(db, job_id("apple", RECOVERY, key), "", RECOVERY, key, env, 1, now, now,
                                     "scheduled")
         self.ledger.run(add)
 
@@ -103,11 +103,11 @@ class Worker:
     def run_job(self, job: Job) -> dict:
         """One attempt for a claimed job. Its outcome is written with its effects, in one database
         transaction, and only while the lease is still ours; otherwise nothing is written."""
-        if job.receipt.startswith(RECOVERY):
+        if job.kind == RECOVERY:
             return self._run_recovery(job)
-        if job.receipt.startswith(CONSUMPTION):
+        if job.kind == CONSUMPTION:
             return self._run_consumption(job)
-        answer = self.apple.ask(job.receipt, server_environment(job.endpoint), job.attempt)
+        answer = self.apple.ask(job.kind, job.subject, server_environment(job.environment), job.attempt)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):
@@ -132,7 +132,7 @@ class Worker:
         return result
 
     def _reschedule(self, db, job: Job, answer: Answer, now: int) -> dict:
-        if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms and not job.receipt.startswith(RECOVERY):
+        if answer.kind == "give_up" and now - job.created_ms >= self.give_up_after_ms and job.kind != RECOVERY:
             self.ledger.finish(db, job, "given_up", f"still {answer.why} after {job.tries} tries", now)
             return {"status": "given_up", "why": answer.why}
         attempt, delay = next_try(answer.kind, answer.attempt, answer.delay_ms)
@@ -164,7 +164,7 @@ class Worker:
         Subscription Statuses about subscriptions past their expected renewal with no news (one
         that fails is asked again next run). On Apple's retry_later the job runs again at the
         library's delay, from the same mark; otherwise at the next period."""
-        env = server_environment(job.endpoint)
+        env = server_environment(job.environment)
         with self.ledger.transaction() as db:
             now = self.ledger.now(db)
             covered = self.ledger.mark(db, "history:" + env.lower()) or now
@@ -243,13 +243,13 @@ class Worker:
 
     def _run_consumption(self, job: Job) -> dict:
         """Answers Apple's CONSUMPTION_REQUEST with the send-consumption call."""
-        transaction_id = job.receipt[len(CONSUMPTION):]
+        transaction_id = job.subject
         with self.ledger.transaction() as db:
             delivered = db.query("SELECT 1 FROM deliveries WHERE transaction_id = ? AND revoked_ms IS NULL",
                                  (transaction_id,))
         body = {"customerConsented": True, "sampleContentProvided": False,
                 "deliveryStatus": "DELIVERED" if delivered else "UNDELIVERED_OTHER"}
-        env = server_environment(job.endpoint)
+        env = server_environment(job.environment)
         if not self.consumption_consent:
             answer = Answer("reject", env, job.attempt, verdict="not_sent",
                             why="consumption data is not sent without the customer's consent (CONSUMPTION_CONSENT=0)")

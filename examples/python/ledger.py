@@ -66,6 +66,7 @@ SCHEMA_V1 = (
     # so an expired lease is simply a due job. attempt: the library's attempt number for the next
     # call to Apple. tries: how many times a worker claimed it. receipt: the base64 receipt, or
     # "storekit2:<transaction id>" for a StoreKit 2 history call (endpoint is then its environment).
+    # (Version 2 renames and splits these columns: see SCHEMA_V2.)
     """CREATE TABLE IF NOT EXISTS verification_jobs (
         id TEXT PRIMARY KEY, user_id TEXT NOT NULL, receipt TEXT NOT NULL, endpoint TEXT NOT NULL,
         attempt INTEGER NOT NULL, next_at_ms BIGINT NOT NULL, lease_owner TEXT, lease_token TEXT,
@@ -113,12 +114,29 @@ SCHEMA_V1 = (
     "CREATE TABLE IF NOT EXISTS service_marks (name TEXT PRIMARY KEY, value_ms BIGINT NOT NULL)",
 )
 
+# Version 2: a job says what it is in a `kind` column (receipt, storekit2, storekit2_signed,
+# recovery, consumption) instead of a prefix in its `receipt` column, which becomes `subject` (the
+# receipt, the transaction id, or the environment a recovery job reads); `endpoint`, which always
+# held an environment, becomes `environment`. Renamed columns: stop every process of the previous
+# version before starting this one (the queue waits in the database meanwhile).
+SCHEMA_V2 = tuple(
+    [f"ALTER TABLE {table} ADD COLUMN kind TEXT NOT NULL DEFAULT 'receipt'" for table in ("verification_jobs", "finished_jobs")]
+    # (substr, not LIKE: a migration statement has no parameters, and psycopg reads every % as one)
+    + [f"UPDATE {table} SET kind = '{kind}', receipt = substr(receipt, {len(prefix) + 1})"
+       f" WHERE substr(receipt, 1, {len(prefix)}) = '{prefix}'"
+       for table in ("verification_jobs", "finished_jobs")
+       for kind, prefix in (("storekit2", "storekit2:"), ("storekit2_signed", "storekit2-signed:"),
+                            ("recovery", "recovery:"), ("consumption", "consumption:"))]
+    + [f"ALTER TABLE {table} RENAME COLUMN receipt TO subject" for table in ("verification_jobs", "finished_jobs")]
+    + ["ALTER TABLE verification_jobs RENAME COLUMN endpoint TO environment"])
+
 # The schema's versions in order: version n is MIGRATIONS[n - 1]. Append only.
 MIGRATIONS: list[Union[str, tuple[str, ...]]] = [
     SCHEMA_V1,
+    SCHEMA_V2,
 ]
 
-JOB_FIELDS = "id, user_id, receipt, endpoint, attempt, tries, created_ms, lease_token"
+JOB_FIELDS = "id, user_id, kind, subject, environment, attempt, tries, created_ms, lease_token"
 
 T = TypeVar("T")
 
@@ -127,8 +145,9 @@ T = TypeVar("T")
 class Job:
     id: str
     user_id: str
-    receipt: str
-    endpoint: str
+    kind: str          # work_queue's kinds: receipt, storekit2, storekit2_signed, recovery, consumption
+    subject: str       # the receipt, the transaction id, or the environment a recovery job reads
+    environment: str   # the Apple host to ask next: Production or Sandbox
     attempt: int
     tries: int
     created_ms: int
@@ -136,7 +155,7 @@ class Job:
 
     @classmethod
     def from_row(cls, r: tuple) -> "Job":
-        return cls(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), int(r[6]), r[7])
+        return cls(r[0], r[1], r[2], r[3], r[4], int(r[5]), int(r[6]), int(r[7]), r[8])
 
 
 class SchemaTooNew(RuntimeError):
@@ -406,14 +425,14 @@ class Ledger:
 
     # -- the work queue ---------------------------------------------------------------------------
 
-    def enqueue(self, db: "_Cursor", job_id: str, user_id: str, receipt: str, endpoint: str, attempt: int,
-                next_at_ms: int, now_ms: int, why: str) -> bool:
-        """Stores a verification to retry. A job already queued for the same user and receipt stays
-        as it is (a worker may hold it): the queue never has two jobs for one receipt."""
+    def enqueue(self, db: "_Cursor", job_id: str, user_id: str, kind: str, subject: str, environment: str,
+                attempt: int, next_at_ms: int, now_ms: int, why: str) -> bool:
+        """Stores work to retry. A job already queued with the same id (user, kind and subject)
+        stays as it is (a worker may hold it): the queue never has two jobs for one receipt."""
         return db.execute(
-            "INSERT INTO verification_jobs (id, user_id, receipt, endpoint, attempt, next_at_ms, created_ms, last_status)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-            (job_id, user_id, receipt, endpoint, attempt, next_at_ms, now_ms, why)) == 1
+            "INSERT INTO verification_jobs (id, user_id, kind, subject, environment, attempt, next_at_ms, created_ms,"
+            " last_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (job_id, user_id, kind, subject, environment, attempt, next_at_ms, now_ms, why)) == 1
 
     def claim(self, worker: str, now_ms: Optional[int], lease_ms: int, limit: int) -> list[Job]:
         """Leases up to `limit` due jobs, oldest due first, to `worker` until now_ms + lease_ms.
@@ -448,11 +467,11 @@ class Ledger:
         return bool(db.query("SELECT 1 FROM verification_jobs WHERE id = ? AND lease_token = ?" + db.for_update,
                              (job.id, job.lease_token)))
 
-    def reschedule(self, db: "_Cursor", job: Job, endpoint: str, attempt: int, next_at_ms: int, why: str) -> None:
+    def reschedule(self, db: "_Cursor", job: Job, environment: str, attempt: int, next_at_ms: int, why: str) -> None:
         """Releases the lease; the job is due again at next_at_ms."""
-        db.execute("UPDATE verification_jobs SET endpoint = ?, attempt = ?, next_at_ms = ?, last_status = ?,"
+        db.execute("UPDATE verification_jobs SET environment = ?, attempt = ?, next_at_ms = ?, last_status = ?,"
                    " lease_owner = NULL, lease_token = NULL WHERE id = ? AND lease_token = ?",
-                   (endpoint, attempt, next_at_ms, why, job.id, job.lease_token))
+                   (environment, attempt, next_at_ms, why, job.id, job.lease_token))
 
     def wake_waiting(self, db: "_Cursor", now_ms: int) -> int:
         """Makes every purchase job that waits out an outage due now: those the library gave up on
@@ -460,8 +479,8 @@ class Ledger:
         nor the recurring recovery jobs, jobs held by a worker, or those waiting on a
         configuration fix. Returns how many."""
         return db.execute("UPDATE verification_jobs SET next_at_ms = ? WHERE next_at_ms > ? AND lease_token IS NULL"
-                          " AND attempt = 1 AND receipt NOT LIKE ? AND (last_status IS NULL OR last_status NOT LIKE ?)",
-                          (now_ms, now_ms, "recovery:%", "fix_configuration%"))
+                          " AND attempt = 1 AND kind <> 'recovery' AND (last_status IS NULL OR last_status NOT LIKE ?)",
+                          (now_ms, now_ms, "fix_configuration%"))
 
     def release(self, job: Job, now_ms: int) -> None:
         """Gives back a claimed job that was not started (the worker is stopping): due again now."""
@@ -471,9 +490,9 @@ class Ledger:
 
     def finish(self, db: "_Cursor", job: Job, outcome: str, reason: str, now_ms: int) -> None:
         """Takes the job off the queue and keeps why it ended."""
-        db.execute("INSERT INTO finished_jobs (id, user_id, receipt, outcome, reason, tries, created_ms, finished_ms)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (job.id, job.user_id, job.receipt, outcome, reason, job.tries, job.created_ms, now_ms))
+        db.execute("INSERT INTO finished_jobs (id, user_id, kind, subject, outcome, reason, tries, created_ms,"
+                   " finished_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (job.id, job.user_id, job.kind, job.subject, outcome, reason, job.tries, job.created_ms, now_ms))
         db.execute("DELETE FROM verification_jobs WHERE id = ? AND lease_token = ?", (job.id, job.lease_token))
 
     def supersede(self, db: "_Cursor", job_id: str, now_ms: int) -> bool:
@@ -484,18 +503,18 @@ class Ledger:
         if not rows:
             return False
         job = Job.from_row(rows[0])
-        db.execute("INSERT INTO finished_jobs (id, user_id, receipt, outcome, reason, tries, created_ms, finished_ms)"
-                   " VALUES (?, ?, ?, 'superseded', 'accepted when the app sent the receipt again', ?, ?, ?)",
-                   (job.id, job.user_id, job.receipt, job.tries, job.created_ms, now_ms))
+        db.execute("INSERT INTO finished_jobs (id, user_id, kind, subject, outcome, reason, tries, created_ms,"
+                   " finished_ms) VALUES (?, ?, ?, ?, 'superseded', 'accepted when the app sent the receipt again', ?, ?, ?)",
+                   (job.id, job.user_id, job.kind, job.subject, job.tries, job.created_ms, now_ms))
         db.execute("DELETE FROM verification_jobs WHERE id = ?", (job.id,))
         return True
 
     def jobs(self) -> list[dict]:
         with self.transaction() as db:
-            rows = db.query("SELECT id, user_id, endpoint, attempt, next_at_ms, lease_owner, tries, last_status"
+            rows = db.query("SELECT id, user_id, kind, environment, attempt, next_at_ms, lease_owner, tries, last_status"
                             " FROM verification_jobs ORDER BY id", ())
-        return [dict(zip(("id", "user_id", "endpoint", "attempt", "next_at_ms", "lease_owner", "tries", "last_status"), r))
-                for r in rows]
+        return [dict(zip(("id", "user_id", "kind", "environment", "attempt", "next_at_ms", "lease_owner", "tries",
+                          "last_status"), r)) for r in rows]
 
     def finished(self) -> list[dict]:
         with self.transaction() as db:
@@ -517,9 +536,9 @@ class Ledger:
                 " COALESCE(SUM(CASE WHEN last_status LIKE ? THEN 1 ELSE 0 END), 0),"
                 # The recurring recovery jobs never finish: their age says nothing about Apple
                 # failing, so only purchases count towards the oldest pending age.
-                " MIN(CASE WHEN receipt NOT LIKE ? THEN created_ms END),"
+                " MIN(CASE WHEN kind <> 'recovery' THEN created_ms END),"
                 " MIN(CASE WHEN next_at_ms <= ? THEN next_at_ms END) FROM verification_jobs",
-                (now_ms, now_ms, "fix_configuration%", "recovery:%", now_ms))[0]
+                (now_ms, now_ms, "fix_configuration%", now_ms))[0]
             finished = dict(db.query("SELECT outcome, COUNT(*) FROM finished_jobs GROUP BY outcome", ()))
         return {"pending": int(total) - int(leased), "due": int(due), "leased": int(leased), "retried": int(retried),
                 "given_up": int(finished.get("given_up", 0)), "misconfigured": int(misconfigured),

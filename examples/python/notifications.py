@@ -115,8 +115,8 @@ class Notifications:
                 self.ledger.note_news(db, original, environment, now, n.get("signed_date_ms") if applied else None)
             if action == "send_consumption_info" and txn and self.signers:
                 env = environment if environment in ENVIRONMENTS else ENVIRONMENTS[0]
-                self.ledger.enqueue(db, job_id("apple", CONSUMPTION + txn["transaction_id"]), owner or "",
-                                    CONSUMPTION + txn["transaction_id"], env, 1, now, now, "consumption requested")
+                self.ledger.enqueue(db, job_id("apple", CONSUMPTION, txn["transaction_id"]), owner or "", CONSUMPTION,
+                                    txn["transaction_id"], env, 1, now, now, "consumption requested")
             body = {"status": action, "notification_uuid": n["notification_uuid"], "user_id": owner}
             if owner:
                 planned = self.purchases.plan(db, owner, now)

@@ -11,7 +11,7 @@ import iapverify
 from apple import ENVIRONMENTS, Answer, Apple, server_environment
 from ledger import Ledger
 from observability import Metrics, log_event
-from work_queue import STOREKIT2, STOREKIT2_SIGNED, job_id, next_try
+from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED, job_id, next_try
 
 
 class Refused(Exception):
@@ -42,14 +42,14 @@ class Purchases:
     def submit_receipt(self, user_id: str, receipt: str, environment: str = "Production", attempt: int = 1) -> dict:
         """Verifies through Apple (the /verifyReceipt host `environment` first) and delivers, or
         queues the receipt. Returns what happened, for the app."""
-        return self.submit(user_id, receipt, server_environment(environment), attempt)
+        return self.submit(user_id, RECEIPT, receipt, server_environment(environment), attempt)
 
-    def submit(self, user_id: str, receipt: str, environment: str, attempt: int) -> dict:
-        """What the front does for a receipt or a StoreKit 2 transaction (`receipt` is then
-        STOREKIT2 + its id): ask Apple once, then settle, refuse, or queue for a worker."""
-        answer = self.apple.ask(receipt, environment, attempt)
-        key = job_id(user_id, receipt)
-        entry = "storekit2" if receipt.startswith((STOREKIT2, STOREKIT2_SIGNED)) else "receipt"
+    def submit(self, user_id: str, kind: str, subject: str, environment: str, attempt: int) -> dict:
+        """What the front does for a claim (a receipt, or a StoreKit 2 transaction id: work_queue's
+        kinds): ask Apple once, then settle, refuse, or queue it for a worker."""
+        answer = self.apple.ask(kind, subject, environment, attempt)
+        key = job_id(user_id, kind, subject)
+        entry = "receipt" if kind == RECEIPT else "storekit2"
         if answer.invalid:   # garbage, another app's or a forged receipt: refused before Apple, nothing stored
             self.metrics.verdicts.labels(entry, answer.verdict).inc()
             self.metrics.claim_refusals.labels(entry, answer.verdict).inc()
@@ -75,7 +75,8 @@ class Purchases:
 
         def store(db) -> None:
             now = self.ledger.now(db)
-            self.ledger.enqueue(db, key, user_id, receipt, answer.environment, next_attempt, now + delay, now, answer.why)
+            self.ledger.enqueue(db, key, user_id, kind, subject, answer.environment, next_attempt, now + delay, now,
+                                answer.why)
         self.ledger.run(store)
         self.metrics.verdicts.labels(entry, "temporarily_unavailable").inc()
         log_event(logging.INFO, "queued", entry_point=entry, user_id=user_id, job=key[:16], why=answer.why,
@@ -92,7 +93,7 @@ class Purchases:
             raise ValueError("the StoreKit 2 flow needs a signer config (APPLE_API_KEY_FILE)")
         if not transaction_id:
             raise ValueError("transaction_id must not be empty")
-        return self.submit(user_id, STOREKIT2 + transaction_id, server_environment(environment), attempt)
+        return self.submit(user_id, STOREKIT2, transaction_id, server_environment(environment), attempt)
 
     def submit_signed_transaction(self, user_id: str, signed_transaction: str) -> dict:
         """StoreKit 2, the proof an app should send: the signed transaction (JWS) StoreKit 2 gave it.
@@ -115,7 +116,7 @@ class Purchases:
         if environment not in ENVIRONMENTS:   # Xcode or LocalTesting: no App Store Server API to ask
             return {"status": "invalid", "verdict": "environment_rejected",
                     "reason": f"a {environment} transaction has no App Store Server history"}
-        return self.submit(user_id, STOREKIT2_SIGNED + txn.transaction_id, environment, 1)
+        return self.submit(user_id, STOREKIT2_SIGNED, txn.transaction_id, environment, 1)
 
     def entitlements(self, user_id: str) -> dict:
         """What the user is entitled to now: the library's compute_entitlements over every

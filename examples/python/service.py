@@ -33,11 +33,12 @@ from ledger import Job, Ledger
 from notifications import Notifications
 from observability import Metrics, log_event, setup_logging
 from purchases import Purchases, Refused, entitlement_view
-from work_queue import (BATCH, GIVE_UP_AFTER_MS, GIVE_UP_DELAY_MS, LEASE_MS, OUTAGE_RETRY_MS, STOREKIT2,
-                        STOREKIT2_SIGNED, job_id)
+from work_queue import (BATCH, CONSUMPTION, GIVE_UP_AFTER_MS, GIVE_UP_DELAY_MS, LEASE_MS, OUTAGE_RETRY_MS, RECEIPT,
+                        RECOVERY, STOREKIT2, STOREKIT2_SIGNED, job_id)
 
 __all__ = ["PurchaseService", "Refused", "entitlement_view", "job_id", "serve", "worker_health", "BATCH",
-           "GIVE_UP_AFTER_MS", "GIVE_UP_DELAY_MS", "LEASE_MS", "OUTAGE_RETRY_MS", "STOREKIT2", "STOREKIT2_SIGNED"]
+           "GIVE_UP_AFTER_MS", "GIVE_UP_DELAY_MS", "LEASE_MS", "OUTAGE_RETRY_MS", "RECEIPT", "STOREKIT2", "STOREKIT2_SIGNED", "RECOVERY",
+           "CONSUMPTION"]
 
 
 class PurchaseService:

@@ -10,21 +10,27 @@ GIVE_UP_AFTER_MS = 3 * 24 * 3600 * 1000      # a job still temporary this long a
 LEASE_MS = 5 * 60 * 1000                     # renewed while a job runs (heartbeat); see README.md
 BATCH = 5
 
-# What a job is, by the prefix of its `receipt` column (a base64 receipt never contains a colon):
-# a receipt (no prefix); STOREKIT2: the app sent only an id, which proves nothing (ids are
-# guessable), so the purchase is the sender's only if its appAccountToken names them;
-# STOREKIT2_SIGNED: the app sent the signed transaction StoreKit 2 gave it, verified before the job
-# was stored (possession is the proof); RECOVERY: one per environment, reads Apple's notification
-# history and asks about overdue subscriptions; CONSUMPTION: answers a CONSUMPTION_REQUEST.
-STOREKIT2 = "storekit2:"
-STOREKIT2_SIGNED = "storekit2-signed:"
-RECOVERY = "recovery:"
-CONSUMPTION = "consumption:"
+# What a job is (its `kind` column) and what it is about (its `subject`):
+# RECEIPT: a base64 receipt to verify through /verifyReceipt;
+# STOREKIT2: a transaction id the app sent alone, which proves nothing (ids are guessable), so the
+#   purchase is the sender's only if its appAccountToken names them;
+# STOREKIT2_SIGNED: the id of the signed transaction StoreKit 2 gave the app, verified before the
+#   job was stored (possession is the proof);
+# RECOVERY: an environment whose notification history is read, and overdue subscriptions asked
+#   about (one recurring job per environment);
+# CONSUMPTION: a transaction whose CONSUMPTION_REQUEST is answered.
+RECEIPT, STOREKIT2, STOREKIT2_SIGNED, RECOVERY, CONSUMPTION = (
+    "receipt", "storekit2", "storekit2_signed", "recovery", "consumption")
+KINDS = (RECEIPT, STOREKIT2, STOREKIT2_SIGNED, RECOVERY, CONSUMPTION)
+# How a job's id was derived before kinds had a column (release 0.1 stored "storekit2:<id>" in the
+# receipt column): kept, so that a claim sent again after the upgrade finds the job already queued.
+_ID_PREFIX = {RECEIPT: "", STOREKIT2: "storekit2:", STOREKIT2_SIGNED: "storekit2-signed:", RECOVERY: "recovery:",
+              CONSUMPTION: "consumption:"}
 
 
-def job_id(user_id: str, receipt: str) -> str:
-    """One queue entry per user and receipt (or prefixed id), whoever stores it."""
-    return hashlib.sha256(f"{user_id}:{receipt}".encode()).hexdigest()
+def job_id(user_id: str, kind: str, subject: str) -> str:
+    """One queue entry per user, kind and subject, whoever stores it."""
+    return hashlib.sha256(f"{user_id}:{_ID_PREFIX[kind]}{subject}".encode()).hexdigest()
 
 
 def next_try(kind: str, attempt: int, delay_ms: int) -> tuple[int, int]:

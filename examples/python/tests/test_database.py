@@ -190,8 +190,10 @@ def test_a_database_from_before_versions_is_recognised_as_version_1(database):
     sql(*ledger_module.SCHEMA_V1, "INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES ('o1', 'u1', 'p', 1)")
     ledger = open_ledger()
     try:
-        assert ledger.schema_version() == 1
-        assert sql("SELECT version FROM schema_version") == [(1,)]
+        # recognised as version 1, then brought to the newest
+        assert ledger.schema_version() == len(ledger_module.MIGRATIONS)
+        assert sql("SELECT version FROM schema_version ORDER BY version") == [
+            (v,) for v in range(1, len(ledger_module.MIGRATIONS) + 1)]
         assert ledger.order("o1") == {"status": "pending", "transaction_id": None}
     finally:
         ledger.close()
@@ -239,3 +241,27 @@ def test_a_failing_migration_changes_nothing(database, monkeypatch):
     monkeypatch.setattr(ledger_module, "MIGRATIONS", released + ["ALTER TABLE orders ADD COLUMN note TEXT"])
     open_ledger().close()
     assert sql("SELECT MAX(version) FROM schema_version") == [(len(released) + 1,)]
+
+
+def test_version_2_gives_old_jobs_a_kind_and_keeps_their_ids(database):
+    """A queue written by the service before version 2 (prefixes in the receipt column, the
+    environment in `endpoint`) reads as kinds and subjects, with the same job ids, so a claim sent
+    again after the upgrade still finds its job."""
+    from work_queue import CONSUMPTION, RECEIPT, RECOVERY, STOREKIT2, STOREKIT2_SIGNED, job_id
+    open_ledger, sql = database
+    old = {RECEIPT: "MIIT", STOREKIT2: "storekit2:2001", STOREKIT2_SIGNED: "storekit2-signed:2002",
+           RECOVERY: "recovery:production", CONSUMPTION: "consumption:2003"}
+    ids = {kind: job_id("u1", kind, text.split(":", 1)[-1]) for kind, text in old.items()}
+    rows = ", ".join(f"('{ids[kind]}', 'u1', '{text}', 'Production', 1, 0, 0)" for kind, text in old.items())
+    sql(*ledger_module.SCHEMA_V1,
+        "INSERT INTO verification_jobs (id, user_id, receipt, endpoint, attempt, next_at_ms, created_ms) VALUES " + rows,
+        "INSERT INTO finished_jobs (id, user_id, receipt, outcome, tries, created_ms, finished_ms)"
+        " VALUES ('f1', 'u1', 'storekit2:9', 'delivered', 1, 0, 0)")
+    ledger = open_ledger()
+    try:
+        jobs = {j.kind: j for j in ledger.claim("w", 1, 1000, 10)}
+        assert {kind: (j.id, j.subject, j.environment) for kind, j in jobs.items()} == \
+            {kind: (ids[kind], text.split(":", 1)[-1], "Production") for kind, text in old.items()}
+        assert sql("SELECT kind, subject FROM finished_jobs") == [("storekit2", "9")]
+    finally:
+        ledger.close()

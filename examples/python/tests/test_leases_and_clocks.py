@@ -82,7 +82,7 @@ def test_leases_and_orders_use_the_database_clock(pg_url, apple, host_clock_ahea
             created = db.query("SELECT created_ms FROM orders WHERE order_id = ?", (order,))[0][0]
             db_now = fast.ledger.now(db)
         assert abs(db_now - created) < host_clock_ahead / 2   # the database's time, not the host's
-        assert job.id == job_id("u1", signed_receipt("R"))
+        assert job.id == job_id("u1", "receipt", signed_receipt("R"))
     finally:
         honest.ledger.close()
         fast.ledger.close()

@@ -117,7 +117,7 @@ def test_a_consumption_request_is_answered_through_the_queue(notified, api):
     status, body = notified.handle_notification(note("CONSUMPTION_REQUEST", None, 2, dict(coins, signedDate=T0 + 2000)))
     assert (status, body["status"]) == (200, "send_consumption_info")
     [job] = notified.ledger.jobs()
-    assert job["endpoint"] == "Production" and api.consumption == []
+    assert job["environment"] == "Production" and api.consumption == []
     assert notified.retry_pending() == [{"status": "sent", "transaction_id": COIN}]
     assert api.consumption == [("Production", COIN, {"customerConsented": True, "sampleContentProvided": False,
                                                       "deliveryStatus": "DELIVERED"})]

@@ -104,7 +104,7 @@ def test_a_receipt_the_library_refuses_gets_400_and_is_neither_queued_nor_sent_t
 def test_a_queued_receipt_the_library_refuses_ends_without_asking_apple(service, apple):
     """A job stored by an earlier release that queued anything: the worker checks it first too."""
     now = service.clock()
-    service.ledger.run(lambda db: service.ledger.enqueue(db, "old", "u1", "AAAA", "Production", 1, now, now, "21002"))
+    service.ledger.run(lambda db: service.ledger.enqueue(db, "old", "u1", "receipt", "AAAA", "Production", 1, now, now, "21002"))
     [result] = service.run_due_jobs()
     assert (result["status"], result["verdict"]) == ("rejected", "malformed")
     assert apple.calls == [] and service.ledger.jobs() == []

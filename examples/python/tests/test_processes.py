@@ -163,7 +163,7 @@ def test_sqlite_single_process_restarts_after_a_kill(tmp_path, apple):
         cluster.procs[0].send_signal(signal.SIGKILL)
         cluster.procs[0].wait()
         apple.release()
-        assert [j["id"] for j in view.jobs()] == [job_id("u1", signed_receipt("1"))]
+        assert [j["id"] for j in view.jobs()] == [job_id("u1", "receipt", signed_receipt("1"))]
 
         service = cluster.all_in_one()
         cluster.advance(LEASE_MS)

@@ -21,7 +21,7 @@ def queue_one(service, apple, receipt: str = "R", *later: bytes) -> None:
 def test_a_claim_leases_the_job_and_keeps_it_in_the_table(service, apple):
     queue_one(service, apple)
     [job] = service.ledger.claim("w1", service.test_clock["now"], LEASE_MS, 10)
-    assert (job.user_id, job.receipt, job.attempt, job.tries) == ("u1", signed_receipt("R"), 2, 1)
+    assert (job.user_id, job.subject, job.attempt, job.tries) == ("u1", signed_receipt("R"), 2, 1)
     assert service.ledger.claim("w2", service.test_clock["now"], LEASE_MS, 10) == []  # held by w1
     assert service.ledger.pending_count() == 1
     counts = service.health()["jobs"]
@@ -60,10 +60,10 @@ def test_a_job_still_temporary_after_give_up_after_ms_is_given_up_and_kept(ledge
     assert waits == [(2, 2000), (3, 4000), (4, 8000), (5, OUTAGE_RETRY_MS),
                      (1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, "given_up")]
     [end] = service.ledger.finished()
-    assert (end["outcome"], end["tries"], end["id"]) == ("given_up", 9, job_id("u1", signed_receipt("R")))
+    assert (end["outcome"], end["tries"], end["id"]) == ("given_up", 9, job_id("u1", "receipt", signed_receipt("R")))
     assert "21005" in end["reason"]
     with ledger.transaction() as db:  # the receipt stays, for an operator to queue again
-        assert db.query("SELECT receipt FROM finished_jobs", ()) == [(signed_receipt("R"),)]
+        assert db.query("SELECT subject FROM finished_jobs", ()) == [(signed_receipt("R"),)]
     assert service.health()["jobs"]["given_up"] == 1
     assert len(apple.calls) == 10  # the front's call and one per attempt
 
@@ -121,7 +121,7 @@ def test_a_job_a_worker_holds_is_left_to_that_worker(service, apple):
 def test_concurrent_claims_never_hand_out_one_job_twice(ledger):
     for i in range(60):
         with ledger.transaction() as db:
-            ledger.enqueue(db, f"j{i:02}", f"u{i}", f"R{i}", "production", 2, NOW - i, NOW - 100, "21005")
+            ledger.enqueue(db, f"j{i:02}", f"u{i}", "receipt", f"R{i}", "production", 2, NOW - i, NOW - 100, "21005")
 
     def drain(w: int) -> list[str]:
         mine = []

@@ -123,7 +123,7 @@ def test_429_is_retried_at_apples_retry_after(sk2, api):
 
     assert first["status"] == "pending" and first["retry_after_ms"] == 7_000, first
     [job] = sk2.ledger.jobs()
-    assert job["id"] == job_id("u1", STOREKIT2_SIGNED + "500001") and job["next_at_ms"] == retry_at
+    assert job["id"] == job_id("u1", STOREKIT2_SIGNED, "500001") and job["next_at_ms"] == retry_at
     assert job["attempt"] == 2 and job["last_status"] == "http 429"
     calls = len(api.requests)
     sk2.test_clock["now"] = retry_at - 1
