@@ -236,12 +236,14 @@ bench: bootstrap all
 
 # The example service under load (examples/python/loadtest.py): 50 clients, 2 fronts, 2 workers on
 # a throwaway PostgreSQL, with keep-alive and with a connection per request, interleaved. A
-# measurement (build/bench/service-load.out), not a test: it fails only on wrong answers.
+# measurement (build/bench/service-load.out), not a test: it fails only on wrong answers. Then what
+# the Python binding adds to a call (Benchmarks/binding_overhead.py, build/bench/binding.out).
 service-bench: wheel
 	test -x $(OUT)/venv-bench/bin/python || $(PYTHON) -m venv $(OUT)/venv-bench
 	$(OUT)/venv-bench/bin/pip install -q --force-reinstall --no-deps $(WHEEL_FILE)
 	$(OUT)/venv-bench/bin/pip install -q $(WHEEL_FILE) cryptography -r examples/python/requirements.txt
 	mkdir -p $(OUT)/bench && $(OUT)/venv-bench/bin/python examples/python/loadtest.py --out $(OUT)/bench/service-load.out
+	$(OUT)/venv-bench/bin/python Benchmarks/binding_overhead.py $(OUT)/bench
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
