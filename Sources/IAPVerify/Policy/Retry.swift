@@ -37,6 +37,11 @@ enum RetryAfter {
     static let minimumInstant: Int64 = 1_000_000_000_000
     static let maximumWaitMs: Int64 = 3_600_000
 
+    /// A temporary failure at `attempt`: `retry_later` after the backoff, or `give_up` at the last attempt.
+    static func temporary(attempt: Int64) -> (action: NextAction, retryAfterMs: Int64?) {
+        attempt >= maxAttempts ? (.giveUp, nil) : (.retryLater, backoff(attempt: attempt))
+    }
+
     /// 1 s × 2^(attempt−1), capped at 60 s.
     static func backoff(attempt: Int64) -> Int64 {
         min(1000 << min(max(attempt - 1, 0), 16), 60_000)

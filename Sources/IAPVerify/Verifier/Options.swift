@@ -38,7 +38,9 @@ enum OptionKey: String, CaseIterable {
         case .deliveredTransactionIDs, .orders, .renewalInfo: return EntryPoint.allCases
         case .lastSignedDateMs, .seenNotificationUUIDs, .kind, .seenRequestIdentifiers, .maxAgeMs: return [.jws]
         case .ocspResponses: return [.receipt, .jws, .apiResponse]
-        case .httpStatus, .retryAfter: return [.apiResponse]
+        // /verifyReceipt: the status when Apple answered without a body to read (or 0: no answer).
+        case .httpStatus: return [.response, .apiResponse]
+        case .retryAfter: return [.apiResponse]
         }
     }
 }
@@ -152,6 +154,11 @@ public struct OptionValues: Sendable {
                 }
                 ocspResponses.append(der)
             }
+        case .httpStatus where entry == .response:
+            guard let n = value.integer, n == 0 || (100...599).contains(n) else {
+                throw .argument("\(path) must be the HTTP status code, 100-599, or 0 when Apple did not answer (refused, reset, timed out)")
+            }
+            httpStatus = n
         case .httpStatus:
             guard let n = value.integer, (100...599).contains(n) else { throw .argument("\(path) must be the HTTP status code, 100-599") }
             httpStatus = n
@@ -214,7 +221,8 @@ extension ReceiptOptions: EntryOptions {
 extension ResponseOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .response }
     public init(_ v: OptionValues) {
-        self.init(environment: v.environment ?? .production, attempt: v.attempt ?? 1, host: v.host, deprecations: v.deprecations)
+        self.init(environment: v.environment ?? .production, attempt: v.attempt ?? 1, httpStatus: v.httpStatus, host: v.host,
+                  deprecations: v.deprecations)
     }
 }
 

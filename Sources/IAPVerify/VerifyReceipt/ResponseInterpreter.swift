@@ -126,7 +126,22 @@ struct ResponseChecker: Checker {
         interpretBody(body, options: options, nowMs: nowMs)
     }
 
+    /// A temporary status, an HTTP error or no answer: one retry rule (Policy/Retry.swift).
+    private static func temporary(_ what: String, isTemporary: String, status: Int64?, options: ResponseOptions) -> ResponseReport {
+        let (action, retryAfterMs) = RetryAfter.temporary(attempt: options.attempt)
+        var r = ResponseReport(.temporarilyUnavailable, action == .giveUp
+            ? "\(what) after \(options.attempt) attempts: give up and store it for later"
+            : "\(isTemporary): retry later", status: status, action: action, deprecations: options.deprecations)
+        r.retryAfterMs = retryAfterMs
+        return r
+    }
+
     private func interpretBody(_ body: UnsafeRawBufferPointer, options: ResponseOptions, nowMs: Int64) -> ResponseReport {
+        // Not a 200: there is no body to read (a proxy's error page proves nothing); Apple is unavailable.
+        if let http = options.httpStatus, http != 200 {
+            let what = http == 0 ? "no answer from /verifyReceipt (refused, reset or timed out)" : "HTTP \(http) from /verifyReceipt"
+            return Self.temporary(what, isTemporary: http == 0 ? what : "\(what), Apple unavailable", status: nil, options: options)
+        }
         let endpoint = options.environment
         let doc: JSONDocument
         switch JSONDocument.parse(body, what: "the response", status: .invalidArgument) {
@@ -168,15 +183,7 @@ struct ResponseChecker: Checker {
                 return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject,
                                       deprecations: options.deprecations)
             }
-            let attempt = options.attempt
-            if attempt >= RetryAfter.maxAttempts {
-                return ResponseReport(.temporarilyUnavailable, "status \(s) after \(attempt) attempts: give up and store it for later",
-                                      status: s, action: .giveUp, deprecations: options.deprecations)
-            }
-            var r = ResponseReport(.temporarilyUnavailable, "status \(s) is temporary: retry later", status: s, action: .retryLater,
-                                   deprecations: options.deprecations)
-            r.retryAfterMs = RetryAfter.backoff(attempt: attempt)
-            return r
+            return Self.temporary("status \(s)", isTemporary: "status \(s) is temporary", status: s, options: options)
         default:
             return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject,
                                   deprecations: options.deprecations)
