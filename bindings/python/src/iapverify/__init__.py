@@ -325,13 +325,19 @@ class Verifier(_Handle):
         data = _binary(receipt, "receipt")
         return self._call("iapv_verify_receipt", data, _options_bytes(options), now_ms, False)
 
-    def interpret_response(self, body: JSONish, *, environment: Union[ServerEnvironment, str, None] = None,
+    def interpret_response(self, body: Optional[JSONish], *, environment: Union[ServerEnvironment, str, None] = None,
                            attempt: int = 1, now_ms: Optional[int] = None,
-                           options: Optional[JSONish] = None, endpoint: Optional[str] = None) -> ResponseResult:
+                           options: Optional[JSONish] = None, endpoint: Optional[str] = None,
+                           http_status: Optional[int] = None) -> ResponseResult:
         """Interprets a /verifyReceipt body. ``environment`` is the host that answered,
         ``ServerEnvironment.PRODUCTION`` (the default) or ``SANDBOX`` ("Production", "Sandbox");
-        ``attempt`` which try the body answered (1 for the first). An ``environment`` or
-        ``attempt`` in ``options`` wins over the keyword.
+        ``attempt`` which try the body answered (1 for the first). An ``environment``,
+        ``attempt`` or ``http_status`` in ``options`` wins over the keyword.
+
+        ``http_status`` is the HTTP status when it was not 200 (100-599), or 0 when Apple did not
+        answer at all (refused, reset, timed out): the body (``b""`` or None will do) is then not
+        read, and the result is ``retry_later`` with the library's backoff for ``attempt``, or
+        ``give_up`` after the last attempt. None or 200: the body is read.
 
         ``endpoint`` is the deprecated old name of ``environment`` (any case): it warns with a
         ``DeprecationWarning`` and goes in the next release."""
@@ -353,7 +359,9 @@ class Verifier(_Handle):
         if "environment" not in opts and "endpoint" not in opts:   # "endpoint": the options' deprecated old name
             opts["environment"] = str(environment)
         opts.setdefault("attempt", attempt)
-        data = _json_bytes(body, "body")
+        if http_status is not None:
+            opts.setdefault("http_status", _int64(http_status, "http_status"))
+        data = b"" if body is None and http_status not in (None, 200) else _json_bytes(body, "body")
         result = self._call("iapv_interpret_response", data, _json_bytes(opts, "options"), now_ms, True)
         assert isinstance(result, ResponseResult)
         return result
