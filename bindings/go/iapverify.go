@@ -98,8 +98,12 @@ type Options struct {
 	// Deprecated: Endpoint is the old name of Environment for InterpretResponse ("production" or
 	// "sandbox", any case). It still works until the next release, with a note in
 	// Result.Deprecations; set Environment instead.
-	Endpoint                string        `json:"endpoint,omitempty"`
-	Attempt                 int           `json:"attempt,omitempty"` // InterpretResponse: 1 for the first try
+	Endpoint string `json:"endpoint,omitempty"`
+	Attempt  int    `json:"attempt,omitempty"` // InterpretResponse: 1 for the first try
+	// HTTPStatus (InterpretResponse) is the HTTP status when it was not 200, or 0 when Apple did
+	// not answer at all (refused, reset, timed out): the body is then not read, and the result is
+	// retry_later or give_up like a temporary status. A pointer, because 0 is a value; nil is a 200.
+	HTTPStatus              *int          `json:"http_status,omitempty"`
 	DeliveredTransactionIDs []string      `json:"delivered_transaction_ids,omitempty"`
 	Orders                  []Order       `json:"orders,omitempty"`
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`

@@ -149,6 +149,13 @@ func TestResponsesAndDelivery(t *testing.T) {
 	if err != nil || r.Action != "retry_later" || *r.RetryAfterMs != 4000 {
 		t.Fatalf("21005: %+v %v", r, err)
 	}
+	for _, status := range []int{0, 503} {
+		status := status
+		r, err = v.InterpretResponse(nil, 0, &Options{Attempt: 3, HTTPStatus: &status})
+		if err != nil || r.Action != "retry_later" || *r.RetryAfterMs != 4000 || r.Verdict != "temporarily_unavailable" {
+			t.Fatalf("HTTP %d: %+v %v", status, r, err)
+		}
+	}
 	r, err = v.ComputeEntitlements([]byte(`{"transactions":[{"transaction_id":"1","product_id":"coins","purchase_date_ms":"1000"}]}`),
 		2000, &Options{Orders: []Order{{OrderID: "A", ProductID: "coins", CreatedMs: 900}}})
 	if err != nil || !r.Valid || len(r.Delivery.ToDeliver) != 1 || r.Delivery.Orders[0].Status != "matched" {
