@@ -14,6 +14,21 @@ import COpenSSL
 extension ReceiptChecker {
     func referenceCryptoChecks(_ der: [UInt8], _ report: inout ReceiptReport) -> Bool {
         defer { ERR_clear_error() }
+        guard let p7 = referenceDecode(der, &report) else { return false }
+        defer { PKCS7_free(p7) }
+        guard let (data, si) = referenceStructure(p7, &report),
+              let scheme = referenceAlgorithms(p7, si, &report) else { return false }
+        let content: ArraySlice<UInt8> = {
+            guard let p = ASN1_STRING_get0_data(data) else { return [] }
+            return Array(UnsafeBufferPointer(start: p, count: Int(max(0, ASN1_STRING_length(data)))))[...]
+        }()
+        guard acceptPayload(content, &report), let created = report.payload?.creationDateMs,
+              referenceChainAndSignature(p7, scheme: scheme, createdMs: created, &report) else { return false }
+        return decodeSignedPayload(content, &report)
+    }
+
+    /// Check 2's decoding, by OpenSSL: one PKCS#7 structure and nothing after it.
+    private func referenceDecode(_ der: [UInt8], _ report: inout ReceiptReport) -> UnsafeMutablePointer<PKCS7>? {
         var consumed = 0
         let parsed: UnsafeMutablePointer<PKCS7>? = der.withUnsafeBufferPointer { buf in
             var p: UnsafePointer<UInt8>? = buf.baseAddress
@@ -23,38 +38,52 @@ extension ReceiptChecker {
         }
         guard let p7 = parsed else {
             report.fail(.structure, .malformed, "OpenSSL cannot decode the receipt as PKCS#7")
-            return false
+            return nil
         }
-        defer { PKCS7_free(p7) }
         guard consumed == der.count else {
+            PKCS7_free(p7)
             report.fail(.structure, .malformed, "the receipt has trailing bytes after the PKCS#7 structure")
-            return false
+            return nil
         }
+        return p7
+    }
+
+    /// Check 2's shape rules on the decoded structure: signed data with attached content, one
+    /// SignerInfo, no CRLs, no unsigned attributes. Returns the content and the SignerInfo.
+    private func referenceStructure(_ p7: UnsafeMutablePointer<PKCS7>, _ report: inout ReceiptReport)
+        -> (UnsafeMutablePointer<ASN1_OCTET_STRING>, UnsafeMutablePointer<PKCS7_SIGNER_INFO>)? {
         guard cossl_pkcs7_is_signed(p7) != 0 else {
             report.fail(.structure, .malformed, "the ContentInfo is not signedData")
-            return false
+            return nil
         }
         guard let data = cossl_pkcs7_data(p7) else {
             report.fail(.structure, .malformed, "the signed content is detached or not of type data")
-            return false
+            return nil
         }
         if let certs = cossl_pkcs7_certs(p7), cossl_sk_x509_num(certs) > EnvelopeLimits.maxCertificates {
             report.fail(.structure, .malformed, "the receipt embeds more than \(EnvelopeLimits.maxCertificates) certificates")
-            return false
+            return nil
         }
         guard cossl_pkcs7_signer_count(p7) == 1, let si = cossl_pkcs7_signer(p7, 0) else {
             report.fail(.structure, .malformed, "the receipt must have exactly one SignerInfo")
-            return false
+            return nil
         }
         guard cossl_pkcs7_has_crls(p7) == 0 else {
             report.fail(.structure, .malformed, "the receipt carries a CRLs field; App Store receipts have none")
-            return false
+            return nil
         }
         guard cossl_pkcs7_signer_has_unsigned_attributes(si) == 0 else {
             report.fail(.structure, .malformed, "the SignerInfo carries unsigned attributes; App Store receipts have none")
-            return false
+            return nil
         }
         report.mark(.structure, .ok)
+        return (data, si)
+    }
+
+    /// Check 3: the digest and the signature scheme the SignerInfo names, and a digest set that
+    /// lists only the signer's digest. Returns the scheme the signing key must have.
+    private func referenceAlgorithms(_ p7: UnsafeMutablePointer<PKCS7>, _ si: UnsafeMutablePointer<PKCS7_SIGNER_INFO>,
+                                     _ report: inout ReceiptReport) -> SignatureScheme? {
         var digestAlg: UnsafeMutablePointer<X509_ALGOR>?
         var sigAlg: UnsafeMutablePointer<X509_ALGOR>?
         PKCS7_SIGNER_INFO_get0_algs(si, nil, &digestAlg, &sigAlg)
@@ -74,40 +103,32 @@ extension ReceiptChecker {
         }()
         guard let digest else {
             report.fail(.algorithm, .unsupportedAlgorithm, "the content digest is not SHA-1 or SHA-256")
-            return false
+            return nil
         }
         guard let scheme, scheme.1 == nil || scheme.1 == digest else {
             report.fail(.algorithm, .unsupportedAlgorithm, "the signature algorithm is not RSA PKCS#1 v1.5 or ECDSA with the SignerInfo digest")
-            return false
+            return nil
         }
         guard cossl_pkcs7_digest_set_is_only(p7, si) != 0 else {
             report.fail(.algorithm, .unsupportedAlgorithm, "the SignedData digestAlgorithms SET must list only the signer's digest")
-            return false
+            return nil
         }
         report.mark(.algorithm, .ok)
         report.digest = digest
         report.scheme = scheme.0
-        let content: ArraySlice<UInt8> = {
-            guard let p = ASN1_STRING_get0_data(data) else { return [] }
-            return Array(UnsafeBufferPointer(start: p, count: Int(max(0, ASN1_STRING_length(data)))))[...]
-        }()
-        guard acceptPayload(content, &report), let created = report.payload?.creationDateMs else { return false }
+        return scheme.0
+    }
 
+    /// Checks 4–7 by OpenSSL: PKCS7_verify at the receipt's creation date, then the same chain
+    /// policy as the fast path over the signer it found, then the signature and the key type.
+    private func referenceChainAndSignature(_ p7: UnsafeMutablePointer<PKCS7>, scheme: SignatureScheme, createdMs created: Int64,
+                                            _ report: inout ReceiptReport) -> Bool {
         let xcode = isXcode(report)
         let anchors = anchorsFor(report)
-        let seconds = created >= 0 ? created / 1000 : (created - 999) / 1000
-        guard let store = anchors.makeStore(validatingAt: seconds), let out = BIO_new(BIO_s_mem()) else {
+        guard let (verified, reason) = referencePKCS7Verify(p7, anchors: anchors, createdMs: created) else {
             report.fail(.chain, .untrustedChain, "out of memory")
             return false
         }
-        defer {
-            X509_STORE_free(store)
-            BIO_free(out)
-        }
-        ERR_clear_error()
-        let verified = PKCS7_verify(p7, nil, store, nil, out, 0) == 1
-        let reason = ERR_GET_REASON(ERR_peek_last_error())
-        ERR_clear_error()
         if !verified, reason == PKCS7_R_CERTIFICATE_VERIFY_ERROR || reason == PKCS7_R_SIGNER_CERTIFICATE_NOT_FOUND {
             report.fail(.chain, .untrustedChain, "OpenSSL PKCS7_verify rejects the certificate chain at the receipt creation date")
             return false
@@ -123,14 +144,8 @@ extension ReceiptChecker {
             report.fail(.chain, .untrustedChain, "the signer's certificate is not embedded in the receipt")
             return false
         }
-        var untrusted: [X509Certificate] = []
-        if let certs = cossl_pkcs7_certs(p7) {
-            for i in 0..<cossl_sk_x509_num(certs) {
-                if let x = cossl_sk_x509_value(certs, i), let c = X509Certificate(borrowing: x) { untrusted.append(c) }
-            }
-        }
         do {
-            let chain = try ChainValidator.validate(signer: signer, untrusted: untrusted, anchors: anchors,
+            let chain = try ChainValidator.validate(signer: signer, untrusted: Self.referenceCertificates(p7), anchors: anchors,
                                                     atMs: created, applePolicy: !xcode)
             report.chain = VerifiedChain(chain)?.summaries ?? []
         } catch {
@@ -145,12 +160,40 @@ extension ReceiptChecker {
         }
         // PKCS7_verify picks the scheme from the key and ignores the SignerInfo's algorithm OID;
         // a mislabelled signature is rejected here as on the cached path.
-        guard signer.publicKey()?.scheme == scheme.0 else {
+        guard signer.publicKey()?.scheme == scheme else {
             report.fail(.signature, .signatureInvalid, "the signing key type does not match the SignerInfo signature algorithm")
             return false
         }
         report.mark(.signature, .ok)
-        return decodeSignedPayload(content, &report)
+        return true
+    }
+
+    /// PKCS7_verify with a store of `anchors` that validates at the creation date (in whole
+    /// seconds, rounded down): whether it verified, and the reason of OpenSSL's last error.
+    /// Nil when the store or the output BIO cannot be made.
+    private func referencePKCS7Verify(_ p7: UnsafeMutablePointer<PKCS7>, anchors: TrustAnchors, createdMs created: Int64) -> (Bool, Int32)? {
+        let seconds = created >= 0 ? created / 1000 : (created - 999) / 1000
+        guard let store = anchors.makeStore(validatingAt: seconds), let out = BIO_new(BIO_s_mem()) else { return nil }
+        defer {
+            X509_STORE_free(store)
+            BIO_free(out)
+        }
+        ERR_clear_error()
+        let verified = PKCS7_verify(p7, nil, store, nil, out, 0) == 1
+        let reason = ERR_GET_REASON(ERR_peek_last_error())
+        ERR_clear_error()
+        return (verified, reason)
+    }
+
+    /// The certificates the receipt embeds, borrowed for the chain policy.
+    private static func referenceCertificates(_ p7: UnsafeMutablePointer<PKCS7>) -> [X509Certificate] {
+        var untrusted: [X509Certificate] = []
+        if let certs = cossl_pkcs7_certs(p7) {
+            for i in 0..<cossl_sk_x509_num(certs) {
+                if let x = cossl_sk_x509_value(certs, i), let c = X509Certificate(borrowing: x) { untrusted.append(c) }
+            }
+        }
+        return untrusted
     }
 
     private static func nid(_ algor: UnsafeMutablePointer<X509_ALGOR>?) -> Int32 {
