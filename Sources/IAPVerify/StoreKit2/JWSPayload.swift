@@ -1,77 +1,71 @@
 // Decoding JWS payloads (JWSTransactionDecodedPayload, JWSRenewalInfoDecodedPayload,
-// AppTransaction, ResponseBodyV2DecodedPayload) into the normalised model the entitlement
-// engine uses, transactions and renewal infos through their field tables (camelCase, read
-// strictly). Dates are Unix ms, possibly fractional (Xcode): the whole part is kept.
+// AppTransaction, ResponseBodyV2DecodedPayload) in two steps. Before the signature only the facts
+// the verdict rests on are read (`JWSFacts`: the kind, the dates, the environment and the app);
+// the records the entitlement engine uses (transactions and renewal infos through their field
+// tables, camelCase, read strictly; the notification; the realtime request) are built after it.
+// Dates are Unix ms, possibly fractional (Xcode): the whole part is kept.
 
-enum JWSPayloadDecoder {
-    static func decode(_ root: JSONValue, into report: inout JWSReport) throws(FieldProblem) {
+/// What the chain, the signature and the app rule are decided on, read before any of them.
+struct JWSFacts {
+    /// Nil until the payload's shape is recognised.
+    var kind: JWSKind?
+    /// The validation instant: signedDate, else (app transactions) receiptCreationDate.
+    var signedDateMs: Int64?, creationDateMs: Int64?
+    /// What the environment and app rules check.
+    var environment: ReceiptEnvironment?, bundleID: String?, appAppleID: Int64?
+    /// A notification's type, and whether it carries one of the objects that scope it to an app.
+    var notificationType: String?, notificationScoped = false
+
+    /// Reads the facts in the payload's order; on a problem, those read so far stay set.
+    mutating func read(_ root: JSONValue) throws(FieldProblem) {
         let f = try FieldReader(root, path: "payload", .strict)   // signed: Apple fixes the types
-        report.signedDateMs = try f.int("signedDate")
+        signedDateMs = try f.int("signedDate")
         if let type = try f.string("notificationType") {
-            report.kind = .notification
-            // Most notifications carry `data`; bulk renewal extensions carry `summary`, consent
-            // changes `appData`, external purchase tokens `externalPurchaseToken`: each names the
-            // bundle, and all but the last the environment.
-            let data = try f.object("data")
-            let token = try f.object("externalPurchaseToken")
-            let summary = try f.object("summary")
-            let appData = try f.object("appData")
-            let scope = data ?? summary ?? appData ?? token
-            report.environment = ReceiptEnvironment(appleName: try scope?.string("environment"))
-            if data == nil, summary == nil, appData == nil, let token, try token.string("environment") == nil {
-                // External purchase tokens name no environment: Apple marks a sandbox token by an
-                // externalPurchaseId that starts with "SANDBOX".
-                let id = try token.string("externalPurchaseId")
-                report.environment = id.map { $0.utf8.starts(with: "SANDBOX".utf8) } == true ? .sandbox : .production
-            }
-            report.bundleID = try scope?.string("bundleId")
-            report.appAppleID = try scope?.int("appAppleId")
-            let subtype = try f.string("subtype")
-            report.notification = NotificationInfo(type: type, subtype: subtype,
-                                                   uuid: try f.string("notificationUUID"), signedDateMs: report.signedDateMs,
-                                                   effect: NotificationEffect.of(type: type, subtype: subtype))
-            if scope == nil, type != "TEST", NotificationEffect.of(type: type, subtype: subtype) != .unknown {
-                throw FieldProblem(message: "payload.data is missing from a \(type) notification")
-            }
+            kind = .notification
+            notificationType = type
+            try readNotificationScope(f)
             return
         }
         // AppTransaction says receiptType where the others say environment.
         let environmentName = try f.string("environment")
         let receiptType = try f.string("receiptType")
-        report.environment = ReceiptEnvironment(appleName: environmentName ?? receiptType)
-        report.bundleID = try f.string("bundleId")
-        report.appAppleID = try f.int("appAppleId")
-        if try f.string("transactionId") != nil {
-            report.transaction = try TransactionRecord.read(root, .camel, .strict, path: "payload")
-            if let info = try AdvancedCommerceInfo.read(f) { report.transaction?.commerce.advancedCommerce = info }
-            report.appAccountToken = try f.string("appAccountToken")
-            report.productType = try f.string("type")
-            report.kind = .transaction
-        } else if try isRenewalInfo(f) {
-            report.renewal = try RenewalInfo.read(root, .camel, .strict, path: "payload")
-            if let info = try AdvancedCommerceInfo.read(f) { report.renewal?.commerce.advancedCommerce = info }
-            report.kind = .renewalInfo
-        } else if try isAppTransaction(f) {
-            report.kind = .appTransaction
-        } else if let request = try realtimeRequest(f, signedDateMs: report.signedDateMs) {
-            report.realtime = request
-            report.kind = .realtimeRequest
-        } else {
-            // Signed data of no known shape: verified, checked by the app rule, granting nothing.
-            report.kind = .unknown
-        }
+        environment = ReceiptEnvironment(appleName: environmentName ?? receiptType)
+        bundleID = try f.string("bundleId")
+        appAppleID = try f.int("appAppleId")
+        kind = try Self.shape(f)
+        creationDateMs = try? f.int("receiptCreationDate")
     }
 
-    /// Apple's decodedRealtimeRequest: a request identifier and the subscriber's locale beside
-    /// the subscription it is about. Every field is required once the shape is recognised.
-    private static func realtimeRequest(_ f: FieldReader, signedDateMs: Int64?) throws(FieldProblem) -> RealtimeRequest? {
-        guard let id = try f.string("requestIdentifier"), try f.string("userLocale") != nil else { return nil }
-        guard let original = try f.string("originalTransactionId"), let product = try f.string("productId"),
-              let locale = try f.string("userLocale"), let signed = signedDateMs else {
-            throw FieldProblem(message: "payload: a realtime request needs originalTransactionId, productId, userLocale and signedDate")
+    /// Most notifications carry `data`; bulk renewal extensions carry `summary`, consent changes
+    /// `appData`, external purchase tokens `externalPurchaseToken`: each names the bundle, and all
+    /// but the last the environment.
+    private mutating func readNotificationScope(_ f: FieldReader) throws(FieldProblem) {
+        let data = try f.object("data")
+        let token = try f.object("externalPurchaseToken")
+        let summary = try f.object("summary")
+        let appData = try f.object("appData")
+        let scope = data ?? summary ?? appData ?? token
+        notificationScoped = scope != nil
+        environment = ReceiptEnvironment(appleName: try scope?.string("environment"))
+        if data == nil, summary == nil, appData == nil, let token, try token.string("environment") == nil {
+            // External purchase tokens name no environment: Apple marks a sandbox token by an
+            // externalPurchaseId that starts with "SANDBOX".
+            let id = try token.string("externalPurchaseId")
+            environment = id.map { $0.utf8.starts(with: "SANDBOX".utf8) } == true ? .sandbox : .production
         }
-        return RealtimeRequest(originalTransactionID: original, productID: product, userLocale: locale,
-                               requestIdentifier: id, appAppleID: try f.int("appAppleId"), signedDateMs: signed)
+        bundleID = try scope?.string("bundleId")
+        appAppleID = try scope?.int("appAppleId")
+        creationDateMs = try? f.int("receiptCreationDate")
+    }
+
+    /// The kind of a payload that is not a notification, by the fields only its shape has.
+    private static func shape(_ f: FieldReader) throws(FieldProblem) -> JWSKind {
+        if try f.string("transactionId") != nil { return .transaction }
+        if try isRenewalInfo(f) { return .renewalInfo }
+        if try isAppTransaction(f) { return .appTransaction }
+        if try isRealtimeRequest(f) { return .realtimeRequest }
+        // Signed data of no known shape: verified, checked by the app rule, granting nothing.
+        return .unknown
     }
 
     private static func isRenewalInfo(_ f: FieldReader) throws(FieldProblem) -> Bool {
@@ -83,5 +77,65 @@ enum JWSPayloadDecoder {
     private static func isAppTransaction(_ f: FieldReader) throws(FieldProblem) -> Bool {
         if try f.string("applicationVersion") != nil { return true }
         return try f.string("originalApplicationVersion") != nil
+    }
+
+    /// Apple's decodedRealtimeRequest: a request identifier beside the subscriber's locale.
+    private static func isRealtimeRequest(_ f: FieldReader) throws(FieldProblem) -> Bool {
+        guard try f.string("requestIdentifier") != nil else { return false }
+        return try f.string("userLocale") != nil
+    }
+
+    /// The facts a report shows, also when the token is refused.
+    func show(in report: inout JWSReport) {
+        report.signedDateMs = signedDateMs
+        report.environment = environment
+        report.bundleID = bundleID
+        report.appAppleID = appAppleID
+    }
+}
+
+/// The records of a payload whose facts were read, into the report. The report names the kind once
+/// its record is read (a notification's at once).
+enum JWSRecords {
+    static func build(_ root: JSONValue, _ facts: JWSFacts, into report: inout JWSReport) throws(FieldProblem) {
+        let f = try FieldReader(root, path: "payload", .strict)
+        switch facts.kind {
+        case .notification:
+            report.kind = .notification
+            let type = facts.notificationType ?? ""
+            let subtype = try f.string("subtype")
+            let effect = NotificationEffect.of(type: type, subtype: subtype)
+            report.notification = NotificationInfo(type: type, subtype: subtype,
+                                                   uuid: try f.string("notificationUUID"), signedDateMs: facts.signedDateMs,
+                                                   effect: effect)
+            if !facts.notificationScoped, type != "TEST", effect != .unknown {
+                throw FieldProblem(message: "payload.data is missing from a \(type) notification")
+            }
+        case .transaction:
+            report.transaction = try TransactionRecord.read(root, .camel, .strict, path: "payload")
+            if let info = try AdvancedCommerceInfo.read(f) { report.transaction?.commerce.advancedCommerce = info }
+            report.appAccountToken = try f.string("appAccountToken")
+            report.productType = try f.string("type")
+            report.kind = .transaction
+        case .renewalInfo:
+            report.renewal = try RenewalInfo.read(root, .camel, .strict, path: "payload")
+            if let info = try AdvancedCommerceInfo.read(f) { report.renewal?.commerce.advancedCommerce = info }
+            report.kind = .renewalInfo
+        case .realtimeRequest:
+            report.realtime = try realtimeRequest(f, signedDateMs: facts.signedDateMs)
+            report.kind = .realtimeRequest
+        case .appTransaction, .unknown, nil:
+            report.kind = facts.kind
+        }
+    }
+
+    /// Every field of a realtime request is required once the shape is recognised.
+    private static func realtimeRequest(_ f: FieldReader, signedDateMs: Int64?) throws(FieldProblem) -> RealtimeRequest {
+        guard let id = try f.string("requestIdentifier"), let original = try f.string("originalTransactionId"),
+              let product = try f.string("productId"), let locale = try f.string("userLocale"), let signed = signedDateMs else {
+            throw FieldProblem(message: "payload: a realtime request needs originalTransactionId, productId, userLocale and signedDate")
+        }
+        return RealtimeRequest(originalTransactionID: original, productID: product, userLocale: locale,
+                               requestIdentifier: id, appAppleID: try f.int("appAppleId"), signedDateMs: signed)
     }
 }

@@ -173,79 +173,85 @@ struct JWSChecker: Checker {
     }
 
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
+    /// Only the facts are read before the token is trusted; its records are built after the
+    /// decision. A refused token still shows what it decoded, and a payload whose records cannot
+    /// be read is malformed whatever the decision, as it was when records were read first.
     func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int, ocsp: [[UInt8]]) -> JWSReport {
         var report = JWSReport()
-        let jws: CompactJWS
-        switch CompactJWS.parse(input) {
-        case .success(let j): jws = j
-        case .failure(.malformed(let why)):
-            report.fail(.malformed, why)
+        let token: SignedToken
+        switch SignedToken.read(input) {
+        case .success(let t): token = t
+        case .failure(let refusal):
+            report.fail(refusal.verdict, refusal.reason)
             return report
         }
-        // Header: ES256 and an x5c chain; nothing else is trusted from it.
-        let header: JSONDocument
-        switch jws.header.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS header", status: .invalidArgument) }) {
-        case .success(let d): header = d
-        case .failure(let e):
-            report.fail(.malformed, e.message)
-            return report
-        }
-        guard header.root.kind == .object else { report.fail(.malformed, "the JWS header is not a JSON object"); return report }
-        guard let alg = header.root[literal: "alg"]?.string else { report.fail(.malformed, "the JWS header has no alg"); return report }
-        guard alg == "ES256" else {
-            report.fail(.unsupportedAlgorithm, "the JWS alg is \(alg); App Store JWS are ES256 only")
-            return report
-        }
-        guard let x5cItems = header.root[literal: "x5c"]?.array, !x5cItems.isEmpty else {
-            report.fail(.malformed, "the JWS header has no x5c certificate chain")
-            return report
-        }
-        var certDER: [[UInt8]] = []
-        for item in x5cItems {
-            guard let text = item.string, let der = Base64.decode(Array(text.utf8)), !der.isEmpty else {
-                report.fail(.malformed, "an x5c entry is not base64 DER")
-                return report
-            }
-            certDER.append(der)
-        }
-        // Payload.
-        let payload: JSONDocument
-        switch jws.payload.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS payload", status: .invalidArgument) }) {
-        case .success(let d): payload = d
-        case .failure(let e):
-            report.fail(.malformed, e.message)
-            return report
-        }
-        guard payload.root.kind == .object else { report.fail(.malformed, "the JWS payload is not a JSON object"); return report }
-        report.payloadJSON = jws.payload
+        report.payloadJSON = token.jws.payload
+        var facts = JWSFacts()
         do {
-            try JWSPayloadDecoder.decode(payload.root, into: &report)
+            try facts.read(token.payload.root)
+        } catch {
+            facts.show(in: &report)
+            report.kind = facts.kind
+            report.fail(.malformed, error.message)
+            return report
+        }
+        facts.show(in: &report)
+        let decision = decide(token, facts, nowMs: nowMs, expect: expect, depth: depth, ocsp: ocsp)
+        do {
+            try JWSRecords.build(token.payload.root, facts, into: &report)
         } catch {
             report.fail(.malformed, error.message)
             return report
         }
-        if let expect, let kind = report.kind, kind != expect {
-            report.fail(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)")
+        report.validatedAtMs = decision.validatedAtMs
+        report.chain = decision.chain
+        report.revocation = decision.revocation
+        if let refusal = decision.refusal {
+            report.fail(refusal.verdict, refusal.reason)
             return report
         }
+        if report.kind == .notification, depth == 0, !verifyNested(token.payload.root, &report, nowMs: nowMs, ocsp: ocsp) {
+            return report
+        }
+        let kind = facts.kind ?? .unknown
+        let at = decision.validatedAtMs ?? nowMs
+        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(decision.xcode ? facts.environment?.rawValue ?? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
+        return report
+    }
+
+    /// The decision on the facts alone, in order: the kind asked for, the signer (chain,
+    /// signature, revocation), then the environment and the app rule.
+    private func decide(_ token: SignedToken, _ facts: JWSFacts, nowMs: Int64, expect: JWSKind?, depth: Int, ocsp: [[UInt8]]) -> JWSDecision {
+        var decision = JWSDecision()
+        if let expect, let kind = facts.kind, kind != expect {
+            decision.refusal = JWSRefusal(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)")
+            return decision
+        }
+        trustSigner(token, facts, nowMs: nowMs, ocsp: ocsp, into: &decision)
+        if decision.refusal == nil { decision.refusal = appRuleRefusal(facts, expect: expect) }
+        return decision
+    }
+
+    /// The validation instant, the x5c chain to a configured root at that instant (cached by the
+    /// exact x5c bytes), the ES256 signature by its leaf, and the leaf's revocation.
+    private func trustSigner(_ token: SignedToken, _ facts: JWSFacts, nowMs: Int64, ocsp: [[UInt8]], into decision: inout JWSDecision) {
         // The validation time: signedDate, else receiptCreationDate (app transactions), else now.
         // An old notification without signedDate is checked now, as Apple's verifier checks it:
         // its nested transaction's date is not the outer token's own.
-        let created = try? FieldReader(payload.root, path: "payload", .strict).int("receiptCreationDate")
-        let at = report.signedDateMs ?? created ?? nowMs
-        let instant: ValidationInstant = report.signedDateMs == nil && created == nil ? .now : .signedDate
-        report.validatedAtMs = at
-
-        let xcode = report.environment?.isLocal == true
+        let at = facts.signedDateMs ?? facts.creationDateMs ?? nowMs
+        let instant: ValidationInstant = facts.signedDateMs == nil && facts.creationDateMs == nil ? .now : .signedDate
+        decision.validatedAtMs = at
+        let xcode = facts.environment?.isLocal == true
+        decision.xcode = xcode
         if xcode, !config.xcodeAccept {
-            report.fail(.environmentRejected, "this JWS was signed by \(report.environment?.rawValue ?? "Xcode") (a local certificate); set xcode.accept to accept it")
-            return report
+            decision.refusal = JWSRefusal(.environmentRejected, "this JWS was signed by \(facts.environment?.rawValue ?? "Xcode") (a local certificate); set xcode.accept to accept it")
+            return
         }
+        let certDER = token.certificates
         if !xcode, certDER.count != 3 {
-            report.fail(.notAppleSigner, "the x5c chain has \(certDER.count) certificates; App Store JWS carry exactly 3")
-            return report
+            decision.refusal = JWSRefusal(.notAppleSigner, "the x5c chain has \(certDER.count) certificates; App Store JWS carry exactly 3")
+            return
         }
-        // Chain, cached by the exact x5c bytes.
         var keyBytes: [UInt8] = []
         for der in certDER { keyBytes += der }
         let key = ChainKey(xcode ? .xcodeJWS : .jws, signer: [], certificates: keyBytes[...])
@@ -255,87 +261,152 @@ struct JWSChecker: Checker {
                                    signer: { $0.isEmpty ? nil : 0 }) {
         case .success(let chain): verified = chain
         case .failure(let refusal):
-            report.fail(refusal.verdict, refusal.reason)
-            return report
+            decision.refusal = JWSRefusal(refusal.verdict, refusal.reason)
+            return
         }
-        report.chain = verified.summaries
-        guard ES256.verify(signature: jws.signature, message: jws.signingInput, key: verified.leafKey) else {
-            report.fail(.signatureInvalid, jws.signature.count == 64
+        decision.chain = verified.summaries
+        let signature = token.jws.signature
+        guard ES256.verify(signature: signature, message: token.jws.signingInput, key: verified.leafKey) else {
+            decision.refusal = JWSRefusal(.signatureInvalid, signature.count == 64
                 ? "the ES256 signature does not verify"
-                : "the ES256 signature must be 64 bytes of r‖s, got \(jws.signature.count)")
-            return report
+                : "the ES256 signature must be 64 bytes of r‖s, got \(signature.count)")
+            return
         }
         // Revocation, at the call's now: a revoked leaf never passes; `required` wants a good answer.
         let (revocation, refusal) = self.revocation(of: verified, responses: ocsp, nowMs: nowMs)
-        report.revocation = revocation
-        if let (verdict, why) = refusal {
-            report.fail(verdict, why)
-            return report
-        }
-        // Environment and bundle, as for receipts.
-        let environmentOutcome = report.environment.map { config.checkEnvironment($0, what: "JWS") }
+        decision.revocation = revocation
+        if let (verdict, why) = refusal { decision.refusal = JWSRefusal(verdict, why) }
+    }
+
+    /// Environment and app, as for receipts. The app rule holds for every kind, known or not: the
+    /// bundle id wherever the payload has one (kinds that always name one fail closed without it),
+    /// then Apple's app id wherever it has one. A payload that names no app of its own (a realtime
+    /// request, an unknown shape) is valid only when one of the two matched, or when the caller
+    /// asked for its kind by name.
+    private func appRuleRefusal(_ facts: JWSFacts, expect: JWSKind?) -> JWSRefusal? {
+        let environmentOutcome = facts.environment.map { config.checkEnvironment($0, what: "JWS") }
             ?? .failed(.environmentRejected, "the JWS names no known environment")
-        if case .failed(let verdict, let why) = environmentOutcome {
-            report.fail(verdict, why)
-            return report
-        }
-        // The app rule, for every kind, known or not: the bundle id wherever the payload has one
-        // (kinds that always name one fail closed without it), then Apple's app id wherever it has
-        // one. A payload that names no app of its own (a realtime request, an unknown shape) is
-        // valid only when one of the two matched, or when the caller asked for its kind by name.
-        let kind = report.kind ?? .unknown
+        if case .failed(let verdict, let why) = environmentOutcome { return JWSRefusal(verdict, why) }
+        let kind = facts.kind ?? .unknown
         var appChecked = false
-        if report.bundleID != nil || kind.namesBundle {
-            switch config.checkBundle(report.bundleID, what: kind.described) {
-            case .failed(let verdict, let why):
-                report.fail(verdict, why)
-                return report
+        if facts.bundleID != nil || kind.namesBundle {
+            switch config.checkBundle(facts.bundleID, what: kind.described) {
+            case .failed(let verdict, let why): return JWSRefusal(verdict, why)
             case .ok: appChecked = true
             case .skipped, .notChecked: break
             }
         }
-        switch config.checkAppAppleID(report.appAppleID, environment: report.environment, what: kind.described) {
-        case .failed(let verdict, let why):
-            report.fail(verdict, why)
-            return report
+        switch config.checkAppAppleID(facts.appAppleID, environment: facts.environment, what: kind.described) {
+        case .failed(let verdict, let why): return JWSRefusal(verdict, why)
         case .ok: appChecked = true
         case .skipped, .notChecked: break
         }
         if !appChecked, !kind.namesBundle, kind != .renewalInfo, expect != kind {
-            report.fail(.malformed, kind == .unknown
+            return JWSRefusal(.malformed, kind == .unknown
                 ? "a \(kind.described) is accepted only when its bundleId or appAppleId matches the config, and this one's could not be checked"
                 : "a \(kind.described) names its app only by appAppleId: set app_apple_id in the config, or pass options.kind \"\(kind.rawValue)\" to accept it unchecked")
-            return report
         }
-        if report.kind == .notification, var n = report.notification, depth == 0 {
-            // Nested signed data is verified like the outer token.
-            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("data")?.string("signedTransactionInfo") {
-                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .transaction, depth: 1, ocsp: ocsp) }
-                guard nested.isValid else {
-                    report.fail(nested.verdict, "signedTransactionInfo: \(nested.judgement.reason)")
-                    return report
-                }
-                n.transaction = nested.transaction
+        return nil
+    }
+
+    /// A notification's nested signed data, each verified like the outer token (after it, so an
+    /// outer refusal is reported first). False when one is refused: the report says why.
+    private func verifyNested(_ root: JSONValue, _ report: inout JWSReport, nowMs: Int64, ocsp: [[UInt8]]) -> Bool {
+        guard var n = report.notification else { return true }
+        func nested(_ text: String, _ kind: JWSKind, _ label: String) -> JWSReport? {
+            let inner = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: kind, depth: 1, ocsp: ocsp) }
+            guard inner.isValid else {
+                report.fail(inner.verdict, "\(label): \(inner.judgement.reason)")
+                return nil
             }
-            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("data")?.string("signedRenewalInfo") {
-                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .renewalInfo, depth: 1, ocsp: ocsp) }
-                guard nested.isValid else {
-                    report.fail(nested.verdict, "signedRenewalInfo: \(nested.judgement.reason)")
-                    return report
-                }
-                n.renewal = nested.renewal
-            }
-            if let text = try? FieldReader(payload.root, path: "payload", .strict).object("appData")?.string("signedAppTransactionInfo") {
-                let nested = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: .appTransaction, depth: 1, ocsp: ocsp) }
-                guard nested.isValid else {
-                    report.fail(nested.verdict, "appData.signedAppTransactionInfo: \(nested.judgement.reason)")
-                    return report
-                }
-                n.appTransactionJSON = nested.payloadJSON
-            }
-            report.notification = n
+            return inner
         }
-        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(xcode ? report.environment?.rawValue ?? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
-        return report
+        if let text = try? FieldReader(root, path: "payload", .strict).object("data")?.string("signedTransactionInfo") {
+            guard let inner = nested(text, .transaction, "signedTransactionInfo") else { return false }
+            n.transaction = inner.transaction
+        }
+        if let text = try? FieldReader(root, path: "payload", .strict).object("data")?.string("signedRenewalInfo") {
+            guard let inner = nested(text, .renewalInfo, "signedRenewalInfo") else { return false }
+            n.renewal = inner.renewal
+        }
+        if let text = try? FieldReader(root, path: "payload", .strict).object("appData")?.string("signedAppTransactionInfo") {
+            guard let inner = nested(text, .appTransaction, "appData.signedAppTransactionInfo") else { return false }
+            n.appTransactionJSON = inner.payloadJSON
+        }
+        report.notification = n
+        return true
+    }
+}
+
+/// Why a token is refused, before the report is written.
+struct JWSRefusal: Error {
+    let verdict: Verdict
+    let reason: String
+
+    init(_ verdict: Verdict, _ reason: String) {
+        self.verdict = verdict
+        self.reason = reason
+    }
+}
+
+/// What the facts decided: the instant and chain it was checked at, the leaf's revocation, and
+/// the first refusal (nil when the token is trusted for its app).
+struct JWSDecision {
+    var validatedAtMs: Int64?
+    var chain: [CertificateSummary] = []
+    var revocation: RevocationReport?
+    var refusal: JWSRefusal?
+    var xcode = false
+}
+
+/// A compact JWS whose header holds (ES256 and an x5c chain; nothing else is trusted from it)
+/// and whose payload is a JSON object.
+struct SignedToken {
+    let jws: CompactJWS
+    let certificates: [[UInt8]]
+    let payload: JSONDocument
+
+    static func read(_ input: UnsafeRawBufferPointer) -> Result<SignedToken, JWSRefusal> {
+        let jws: CompactJWS
+        switch CompactJWS.parse(input) {
+        case .success(let j): jws = j
+        case .failure(.malformed(let why)): return .failure(JWSRefusal(.malformed, why))
+        }
+        let certificates: [[UInt8]]
+        switch headerCertificates(jws.header) {
+        case .success(let c): certificates = c
+        case .failure(let refusal): return .failure(refusal)
+        }
+        switch jws.payload.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS payload", status: .invalidArgument) }) {
+        case .success(let payload):
+            guard payload.root.kind == .object else { return .failure(JWSRefusal(.malformed, "the JWS payload is not a JSON object")) }
+            return .success(SignedToken(jws: jws, certificates: certificates, payload: payload))
+        case .failure(let e): return .failure(JWSRefusal(.malformed, e.message))
+        }
+    }
+
+    /// The header's x5c certificates (DER), once alg is ES256.
+    private static func headerCertificates(_ bytes: [UInt8]) -> Result<[[UInt8]], JWSRefusal> {
+        let header: JSONDocument
+        switch bytes.withUnsafeBytes({ JSONDocument.parse($0, what: "the JWS header", status: .invalidArgument) }) {
+        case .success(let d): header = d
+        case .failure(let e): return .failure(JWSRefusal(.malformed, e.message))
+        }
+        guard header.root.kind == .object else { return .failure(JWSRefusal(.malformed, "the JWS header is not a JSON object")) }
+        guard let alg = header.root[literal: "alg"]?.string else { return .failure(JWSRefusal(.malformed, "the JWS header has no alg")) }
+        guard alg == "ES256" else {
+            return .failure(JWSRefusal(.unsupportedAlgorithm, "the JWS alg is \(alg); App Store JWS are ES256 only"))
+        }
+        guard let x5cItems = header.root[literal: "x5c"]?.array, !x5cItems.isEmpty else {
+            return .failure(JWSRefusal(.malformed, "the JWS header has no x5c certificate chain"))
+        }
+        var certDER: [[UInt8]] = []
+        for item in x5cItems {
+            guard let text = item.string, let der = Base64.decode(Array(text.utf8)), !der.isEmpty else {
+                return .failure(JWSRefusal(.malformed, "an x5c entry is not base64 DER"))
+            }
+            certDER.append(der)
+        }
+        return .success(certDER)
     }
 }
