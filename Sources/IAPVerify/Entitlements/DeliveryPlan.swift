@@ -35,7 +35,7 @@ enum DeliveryPlanner {
         }
         var plan = DeliveryPlan()
         // `transactions` arrive de-duplicated and sorted by purchase date, then id.
-        // By index: a purchase read in place, not copied (a copy retains every text field).
+        // Read by index, so no purchase is copied.
         for i in transactions.indices {
             let revoked = transactions[i].isRevoked(at: nowMs)
             if !deliveredSet.isEmpty, deliveredSet.contains(transactions[i].transactionID) {
@@ -47,7 +47,7 @@ enum DeliveryPlanner {
         }
         // Oldest order first; each takes the oldest qualifying purchase of the same product.
         var used = Set<String>()
-        // (Sorting no orders still made a list.)
+        // Fewer than two orders are used as given, unsorted.
         let sortedOrders = orders.count < 2 ? orders : orders.sorted { ($0.createdMs, $0.orderID) < ($1.createdMs, $1.orderID) }
         for order in sortedOrders {
             let earliest = order.createdMs.subtractingReportingOverflow(orderSlackMs)

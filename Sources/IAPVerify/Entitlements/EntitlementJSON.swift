@@ -7,13 +7,13 @@ extension EntitlementReport {
         w.key("entitlements")
         w.beginArray()
         entitlements.withUnsafeBufferPointer { list in
-            for e in list.indices { Self.write(list.baseAddress! + e, into: &w) }   // read in place, not copied
+            for e in list.indices { Self.write(list.baseAddress! + e, into: &w) }   // read in place
         }
         w.endArray()
         w.key("purchases")
         w.beginArray()
         purchases.withUnsafeBufferPointer { list in
-            // Read in place: a copy of each record retained and released its three ids.
+            // Read in place: no record is copied.
             for p in list.indices {
                 w.beginObject()
                 w.id("transaction_id", list[p].id)
@@ -144,7 +144,7 @@ extension JSONWriter {
 
     /// The members every result ends with: what it grants, and nothing unless it is valid.
     mutating func grants(_ report: EntitlementReport?, valid: Bool) {
-        // Through the optional in place: binding it with `if let` copied the report.
+        // Through the optional in place, never bound to a copy of the report.
         if valid, report != nil {
             report?.writeMembers(into: &self)
         } else {

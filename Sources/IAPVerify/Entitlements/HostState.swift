@@ -9,8 +9,8 @@ public struct HostState: Sendable {
     public var orders: [PendingOrder]
     /// Renewal infos the host keeps for these subscriptions (options `renewal_info`).
     public var renewalInfo: [RenewalInfo]
-    // (No default values on the fields: the init's defaults are its arguments'. Fields with
-    // defaults were stored twice and `self` copied on its way out.)
+    // No default values on the fields: the init's defaults are its arguments', so each field is
+    // stored once.
 
     public init(deliveredTransactionIDs: [String] = [], orders: [PendingOrder] = [], renewalInfo: [RenewalInfo] = []) {
         self.deliveredTransactionIDs = deliveredTransactionIDs

@@ -127,14 +127,14 @@ struct IDText: Sendable {
 }
 
 /// Small integer ids for IDTexts, given in order of first sight, each with a `Value` its user
-/// keeps beside it (in the same list: a list of its own was one more allocation). Keyed by their
+/// keeps beside it in the same list. Keyed by their
 /// words in an open-addressed table while every text is inline (`InlineKey.hash`); from the
 /// first text held as a String on, or once the probes exceed `InlineKey.probeBudget` (crafted
 /// ids), by String (where canonically equal texts, which String equality joins, meet, and the
 /// standard library's seeded hasher protects the table), every earlier text re-keyed once.
 struct IDInternTable<Value> {
     /// The texts by id, and their values. While no String has taken over, every text is inline
-    /// and its words are its key (read from it: a list of keys beside it was one more allocation).
+    /// and its words are its key (read from it: no list of keys is kept beside it).
     private var entries: [(name: IDText, value: Value)] = []
     /// A new id's value.
     private let initial: Value
@@ -162,7 +162,7 @@ struct IDInternTable<Value> {
     init(capacity: Int = 0, slack: Int = 256, initial: Value) {
         self.slack = slack
         self.initial = initial
-        if capacity > 0 { entries.reserveCapacity(capacity) }   // reserving nothing still cost a call
+        if capacity > 0 { entries.reserveCapacity(capacity) }
     }
 
     /// The id of `text`, given a new one (with the initial value) when unseen.

@@ -36,7 +36,7 @@ struct TransactionRecord {
                      index: Int? = nil, texts: inout RecentTexts) throws(FieldProblem) -> Transaction {
         var r = TransactionRecord()
         let commerce = try fields.read(v, into: &r, casing, flavour, path: path, index: index, texts: &texts)
-        // Moved out, not copied (a copy retains every text field once more, then releases it).
+        // Moved out, not copied.
         var t = Transaction(id: .empty, productID: "")
         swap(&t, &r.t)
         if commerce { t.commerce = r.c }   // else every commerce field is still empty

@@ -380,8 +380,7 @@ struct RecordTable<Model>: Sendable {
         withUnsafeMutableBytes(of: &model) { raw in writeMembers(at: UnsafeRawPointer(raw.baseAddress!), text: text, into: &w) }
     }
 
-    /// Writes the record where it is (an element of an array, read in place: a copy retained and
-    /// released every text field).
+    /// Writes the record where it is (an element of an array, read in place, not copied).
     func write(at model: UnsafePointer<Model>, into w: inout JSONWriter) {
         w.beginObject()
         writeMembers(at: UnsafeRawPointer(model), text: .init(start: nil, count: 0), into: &w)
@@ -419,8 +418,7 @@ struct RecordTable<Model>: Sendable {
         }
     }
 
-    /// Inlined into the loops over a table's rows: a call per field (with its prologue and stack
-    /// check) cost about as much as writing the member.
+    /// Inlined into the loops over a table's rows: no call per field.
     @inline(__always) private static func write(_ spec: FieldSpec, _ base: UnsafeRawPointer, _ text: UnsafeBufferPointer<UInt8>,
                               into w: inout JSONWriter) {
         let p = base + spec.offset
