@@ -58,64 +58,27 @@ extension Signer {
         guard call.count <= 12 * 1024 * 1024 else { throw .argument("the call is \(call.count) bytes; at most 12 MiB (an 8 MiB image in base64)") }
         let doc = try ConfigJSONDocument(bytes: call, what: "call", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("call: expected a JSON object, got \(doc.root.typeName)") }
-        var endpoint: APIEndpoint?
-        var environment = ServerEnvironment.production
-        var deprecations: [String] = []
-        var lifetime = APIToken.defaultLifetimeSeconds
-        var parameters: [APIParameter: String] = [:]
-        var query: ConfigJSONValue?
-        var body: ConfigJSONValue?
-        var bodyBase64: ConfigJSONValue?
-        for (key, value) in members {
-            switch key {
-            case "endpoint":
-                guard let s = value.string else { throw .argument("call.endpoint must be a string") }
-                guard let e = APIEndpoint(rawValue: s) else {
-                    throw .argument("call.endpoint \"\(s)\" is unknown; expected one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
-                }
-                endpoint = e
-            case "environment":
-                guard let s = value.string, let e = ServerEnvironment.parse(s, path: "call.environment", deprecations: &deprecations) else {
-                    throw .argument("call.environment must be \(ServerEnvironment.expectedForAPI)")
-                }
-                environment = e
-            case "token_lifetime_seconds":
-                guard let n = value.integer, (1...APIToken.maxLifetimeSeconds).contains(n) else {
-                    throw .argument("call.token_lifetime_seconds must be an integer from 1 to 3600")
-                }
-                lifetime = n
-            case "query": query = value
-            case "body": body = value
-            case "body_base64": bodyBase64 = value
-            default:
-                guard let p = APIParameter(rawValue: key) else {
-                    let hint = APIParameter(rawValue: CallKeys.snakeCase(key)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
-                    throw .argument("call: unknown key \"\(key)\"\(hint)")
-                }
-                if value.isNull { continue }   // null means absent
-                guard let s = value.string else { throw .argument("call.\(key) must be a string") }
-                parameters[p] = s
-            }
-        }
-        guard let endpoint else { throw .argument("call needs an \"endpoint\"") }
-        let spec = endpoint.spec
-        if case .binary = spec.body {} else if call.count > 256 * 1024 {
-            throw .argument("the call is \(call.count) bytes; a call description is at most 256 KiB")
-        }
-        if let newer = endpoint.replacement {
-            deprecations.append("\(endpoint.rawValue) is deprecated by Apple: call \(newer.rawValue) instead")
-        }
-        if endpoint == .orderLookup, environment == .sandbox {
-            throw .argument("order_lookup exists only in production: Apple has no sandbox order ids")
-        }
-        for p in parameters.keys where !endpoint.parameters.contains(p) {
-            throw .argument("call.\(p.rawValue) does not apply to \(endpoint.rawValue)")
-        }
+        var description = try CallDescription(members)
+        try description.check(size: call.count)
+        let spec = description.endpoint.spec
+        let url = try requestURL(description, spec: spec)
+        let (body, contentType) = try Self.requestBody(description, spec: spec)
+        let token = try apiToken(nowMs: nowMs, lifetimeSeconds: description.lifetime)
+        var headers: [(name: String, value: String)] = [("Authorization", "Bearer " + token.token), ("Accept", "application/json")]
+        if body != nil { headers.append(("Content-Type", contentType)) }
+        var request = APIRequest(endpoint: description.endpoint, environment: description.environment, method: spec.method, url: url,
+                                 headers: headers, body: body, tokenExpiresAtMs: token.expiresAtMs,
+                                 deprecations: description.deprecations)
+        if case .binary? = spec.body { request.bodyIsBinary = true }
+        return request
+    }
 
+    /// The URL: the environment's base, the endpoint's path with its parameters, then the query.
+    private func requestURL(_ call: CallDescription, spec: APIEndpointSpec) throws(IAPVFailure) -> String {
         let base: String?
-        switch environment {
-        case .production: base = testBaseURL ?? environment.baseURL
-        case .sandbox: base = testSandboxBaseURL ?? environment.baseURL
+        switch call.environment {
+        case .production: base = testBaseURL ?? call.environment.baseURL
+        case .sandbox: base = testSandboxBaseURL ?? call.environment.baseURL
         case .localTesting: base = localTestingBaseURL
         }
         guard var url = base else {
@@ -126,7 +89,7 @@ extension Signer {
             case .literal(let text):
                 url += "/" + text
             case .parameter(let p):
-                guard let value = parameters[p] else { throw .argument("\(endpoint.rawValue) needs call.\(p.rawValue)") }
+                guard let value = call.parameters[p] else { throw .argument("\(call.endpoint.rawValue) needs call.\(p.rawValue)") }
                 if p.isUUID {
                     guard APIURL.isUUID(value) else { throw .argument("call.\(p.rawValue) must be a UUID you made for it") }
                     url += "/" + value.lowercased()
@@ -137,45 +100,39 @@ extension Signer {
         }
         var pairs: [(String, String)] = []
         for (p, name) in spec.queryParameters.sorted(by: { $0.value < $1.value }) {
-            if let value = parameters[p] {
+            if let value = call.parameters[p] {
                 guard !value.isEmpty, value.utf8.count <= 4096, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
                     throw .argument("call.\(p.rawValue) must be 1-4096 printable ASCII characters, as Apple sent it")
                 }
                 pairs.append((name, value))
             }
         }
-        if let query, !query.isNull {
-            pairs += try Self.queryPairs(query, spec: spec, endpoint: endpoint)
+        if let query = call.query, !query.isNull {
+            pairs += try Self.queryPairs(query, spec: spec, endpoint: call.endpoint)
         }
         if !pairs.isEmpty {
             url += "?" + pairs.map { APIURL.queryEscape($0.0) + "=" + APIURL.queryEscape($0.1) }.joined(separator: "&")
         }
+        return url
+    }
 
-        var bodyBytes: [UInt8]?
-        var contentType = "application/json"
+    /// The body as it is sent, and its content type; nil when the endpoint takes none.
+    private static func requestBody(_ call: CallDescription, spec: APIEndpointSpec) throws(IAPVFailure) -> ([UInt8]?, String) {
+        let endpoint = call.endpoint
         switch spec.body {
         case .json(let fields)?:
-            if let bodyBase64, !bodyBase64.isNull { throw .argument("\(endpoint.rawValue) takes a JSON body in call.body, not call.body_base64") }
-            bodyBytes = try Self.body(body, fields: fields, endpoint: endpoint)
+            if let b = call.bodyBase64, !b.isNull { throw .argument("\(endpoint.rawValue) takes a JSON body in call.body, not call.body_base64") }
+            return (try body(call.body, fields: fields, endpoint: endpoint), "application/json")
         case .binary(let type, let maxBytes)?:
-            if let body, !body.isNull {
+            if let b = call.body, !b.isNull {
                 throw .argument("\(endpoint.rawValue) sends the image's bytes: pass them base64 in call.body_base64 (the bindings take bytes as body)")
             }
-            bodyBytes = try Self.binaryBody(bodyBase64, contentType: type, maxBytes: maxBytes, endpoint: endpoint)
-            contentType = type
+            return (try binaryBody(call.bodyBase64, contentType: type, maxBytes: maxBytes, endpoint: endpoint), type)
         case nil:
-            if let body, !body.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body") }
-            if let bodyBase64, !bodyBase64.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body_base64") }
+            if let b = call.body, !b.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body") }
+            if let b = call.bodyBase64, !b.isNull { throw .argument("\(endpoint.rawValue) takes no body; remove call.body_base64") }
+            return (nil, "application/json")
         }
-
-        let token = try apiToken(nowMs: nowMs, lifetimeSeconds: lifetime)
-        var headers: [(name: String, value: String)] = [("Authorization", "Bearer " + token.token), ("Accept", "application/json")]
-        if bodyBytes != nil { headers.append(("Content-Type", contentType)) }
-        var request = APIRequest(endpoint: endpoint, environment: environment, method: spec.method, url: url,
-                                 headers: headers, body: bodyBytes, tokenExpiresAtMs: token.expiresAtMs,
-                                 deprecations: deprecations)
-        if case .binary? = spec.body { request.bodyIsBinary = true }
-        return request
     }
 
     /// An image sent as it is: base64 in the call, a PNG by its signature, within Apple's size.
@@ -406,5 +363,72 @@ enum APIURL {
             return port.dropFirst().allSatisfy { $0 >= "0" && $0 <= "9" }
         }
         return false
+    }
+}
+
+/// What a call names, read member by member: the endpoint, environment and token lifetime, the
+/// endpoint's parameters, and the query and body as given.
+private struct CallDescription {
+    var endpoint: APIEndpoint
+    var environment = ServerEnvironment.production
+    var deprecations: [String] = []
+    var lifetime = APIToken.defaultLifetimeSeconds
+    var parameters: [APIParameter: String] = [:]
+    var query: ConfigJSONValue?
+    var body: ConfigJSONValue?
+    var bodyBase64: ConfigJSONValue?
+
+    init(_ members: [(key: String, value: ConfigJSONValue)]) throws(IAPVFailure) {
+        var endpoint: APIEndpoint?
+        for (key, value) in members {
+            switch key {
+            case "endpoint":
+                guard let s = value.string else { throw .argument("call.endpoint must be a string") }
+                guard let e = APIEndpoint(rawValue: s) else {
+                    throw .argument("call.endpoint \"\(s)\" is unknown; expected one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                endpoint = e
+            case "environment":
+                guard let s = value.string, let e = ServerEnvironment.parse(s, path: "call.environment", deprecations: &deprecations) else {
+                    throw .argument("call.environment must be \(ServerEnvironment.expectedForAPI)")
+                }
+                environment = e
+            case "token_lifetime_seconds":
+                guard let n = value.integer, (1...APIToken.maxLifetimeSeconds).contains(n) else {
+                    throw .argument("call.token_lifetime_seconds must be an integer from 1 to 3600")
+                }
+                lifetime = n
+            case "query": query = value
+            case "body": body = value
+            case "body_base64": bodyBase64 = value
+            default:
+                guard let p = APIParameter(rawValue: key) else {
+                    let hint = APIParameter(rawValue: CallKeys.snakeCase(key)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
+                    throw .argument("call: unknown key \"\(key)\"\(hint)")
+                }
+                if value.isNull { continue }   // null means absent
+                guard let s = value.string else { throw .argument("call.\(key) must be a string") }
+                parameters[p] = s
+            }
+        }
+        guard let endpoint else { throw .argument("call needs an \"endpoint\"") }
+        self.endpoint = endpoint
+    }
+
+    /// The call applies to its endpoint: its size, its environment, its parameters. Notes Apple's
+    /// replacement of a deprecated endpoint.
+    mutating func check(size: Int) throws(IAPVFailure) {
+        if case .binary = endpoint.spec.body {} else if size > 256 * 1024 {
+            throw .argument("the call is \(size) bytes; a call description is at most 256 KiB")
+        }
+        if let newer = endpoint.replacement {
+            deprecations.append("\(endpoint.rawValue) is deprecated by Apple: call \(newer.rawValue) instead")
+        }
+        if endpoint == .orderLookup, environment == .sandbox {
+            throw .argument("order_lookup exists only in production: Apple has no sandbox order ids")
+        }
+        for p in parameters.keys where !endpoint.parameters.contains(p) {
+            throw .argument("call.\(p.rawValue) does not apply to \(endpoint.rawValue)")
+        }
     }
 }

@@ -175,132 +175,14 @@ struct APIResponseChecker: Checker {
                                  nowMs: Int64, base: APIResponseReport) -> APIResponseReport {
         var r = base
         let shape = APIAnswerShape.of(endpoint)
-        if shape.isEmpty {
-            // Endpoints that answer with no body (or an empty object).
-            if body.count > 0 {
-                guard case .success(let doc) = JSONDocument.parse(body, what: "answer", status: .invalidArgument),
-                      let members = doc.root.members, members.isEmpty else {
-                    r.refuse(.malformed, "\(endpoint.rawValue) answers with an empty body; this one has content of another shape")
-                    return r
-                }
-            }
-            r.entitlements = entitlements([], renewals: options.host.renewalInfo, host: options.host, nowMs: nowMs)
-            r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
-            return r
-        }
-        let doc: JSONDocument
-        switch JSONDocument.parse(body, what: "the API answer", status: .invalidArgument) {
-        case .success(let d): doc = d
-        case .failure(let e):
-            r.refuse(.malformed, e.message)
-            return r
-        }
-        guard let members = doc.root.members else {
-            r.refuse(.malformed, "the \(endpoint.rawValue) answer is not a JSON object")
-            return r
-        }
-        guard members.contains(where: { shape.required.contains($0.key) }) || shape.required.isEmpty else {
-            r.refuse(.malformed, "the answer has none of \(shape.required.joined(separator: ", ")): it is not a \(endpoint.rawValue) answer")
-            return r
-        }
-        for name in shape.required where doc.root[name] == nil {
-            r.refuse(.malformed, "the \(endpoint.rawValue) answer has no \(name)")
-            return r
-        }
-        // The unsigned fields are only data; the body's environment and bundle must still match,
-        // checked in the order every entry point uses: environment, then bundle.
-        if let env = doc.root[literal: "environment"] {
-            guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return r }
-            if ReceiptEnvironment(appleName: e) != options.environment.receiptEnvironment {
-                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
-                return r
-            }
-        }
-        if let bundle = doc.root[literal: "bundleId"] {
-            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return r }
-            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
-                r.refuse(verdict, why)
-                return r
-            }
-        }
-
+        if shape.isEmpty { return emptyAnswer(body, endpoint: endpoint, options: options, nowMs: nowMs, into: r) }
+        guard let doc = answerDocument(body, endpoint: endpoint, shape: shape, into: &r),
+              unsignedFactsMatch(doc.root, options: options, into: &r) else { return r }
         var walker = SignedItemWalker(jws: JWSChecker(context: context), expected: options.environment.receiptEnvironment, nowMs: nowMs,
                                       ocsp: options.ocspResponses)
         do {
-            switch endpoint {
-            case .transactionInfo:
-                try walker.transaction(doc.root, "signedTransactionInfo", into: &r)
-            case .transactionHistory, .transactionHistoryV1, .refundHistory, .orderLookup:
-                let list = try APIAnswerShape.array(doc.root, "signedTransactions")
-                for (i, item) in list.enumerated() {
-                    try walker.transactionText(item, "signedTransactions[\(i)]", into: &r)
-                }
-                if endpoint == .orderLookup {
-                    guard let s = doc.root[literal: "status"]?.integer, s == 0 || s == 1 else {
-                        throw APIShapeError("order lookup status must be 0 (valid) or 1 (invalid)")
-                    }
-                    r.orderStatus = s
-                }
-            case .subscriptionStatuses:
-                let groups = try APIAnswerShape.array(doc.root, "data")
-                for (g, group) in groups.enumerated() {
-                    let groupID = group[literal: "subscriptionGroupIdentifier"]?.string
-                    let last = try APIAnswerShape.array(group, "lastTransactions", at: "data[\(g)]")
-                    for (i, item) in last.enumerated() {
-                        let at = "data[\(g)].lastTransactions[\(i)]"
-                        guard let status = item[literal: "status"]?.integer else { throw APIShapeError("\(at).status must be an integer") }
-                        guard let original = item[literal: "originalTransactionId"]?.string else {
-                            throw APIShapeError("\(at).originalTransactionId must be a string")
-                        }
-                        let txn = try walker.transaction(item, "signedTransactionInfo", at: at, into: &r)
-                        var renewal: RenewalInfo?
-                        if item[literal: "signedRenewalInfo"] != nil {
-                            renewal = try walker.renewal(item, "signedRenewalInfo", at: at, into: &r)
-                        }
-                        guard txn.chainID == original, renewal.map({ $0.originalTransactionID == original }) ?? true else {
-                            throw APIItemFailure(.malformed, "\(at): the signed items belong to another subscription than originalTransactionId \(original)")
-                        }
-                        r.statuses.append(statusCheck(group: groupID, original: original, status: status, transaction: txn,
-                                                      renewal: renewal, options: options, nowMs: nowMs))
-                    }
-                }
-            case .appTransactionInfo:
-                try walker.appTransaction(doc.root, "signedAppTransactionInfo", into: &r)
-            case .notificationHistory:
-                let list = try APIAnswerShape.array(doc.root, "notificationHistory")
-                for (i, item) in list.enumerated() {
-                    try walker.notification(item, "signedPayload", at: "notificationHistory[\(i)]", into: &r)
-                }
-            case .testNotificationStatus:
-                try walker.notification(doc.root, "signedPayload", at: "answer", into: &r)
-            case .testNotification, .extendRenewalDate, .massExtendRenewalDate, .massExtendStatus,
-                 .consumptionInfo, .consumptionInfoV1, .setAppAccountToken, .finishTransaction,
-                 .uploadImage, .deleteImage, .listImages, .uploadMessage, .deleteMessage, .listMessages,
-                 .configureDefaultMessage, .getDefaultMessage, .deleteDefaultMessage,
-                 .configureRealtimeURL, .getRealtimeURL, .deleteRealtimeURL,
-                 .initiatePerformanceTest, .performanceTestResult:
-                // Unsigned answers: their fields are data (`unsigned`), checked for shape only.
-                break
-            }
-            if let more = doc.root[literal: "hasMore"] {
-                guard let hasMore = more.bool else { throw APIShapeError("hasMore must be a boolean") }
-                if hasMore {
-                    switch endpoint.spec.paging {
-                    case .revision:
-                        guard let rev = doc.root[literal: "revision"]?.string, !rev.isEmpty else {
-                            throw APIShapeError("hasMore is true but the answer has no revision to continue from")
-                        }
-                        r.nextPage = .revision(rev)
-                    case .paginationToken:
-                        guard let token = doc.root[literal: "paginationToken"]?.string, !token.isEmpty else {
-                            throw APIShapeError("hasMore is true but the answer has no paginationToken to continue from")
-                        }
-                        r.nextPage = .paginationToken(token)
-                    case .none:
-                        break
-                    }
-                }
-            }
+            try verifySignedItems(doc.root, endpoint: endpoint, walker: &walker, options: options, nowMs: nowMs, into: &r)
+            try readNextPage(doc.root, endpoint: endpoint, into: &r)
         } catch let e as APIShapeError {
             r.refuse(.malformed, e.message)
             return r
@@ -323,6 +205,155 @@ struct APIResponseChecker: Checker {
         r.accept("\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.environment.rawValue)"
             + (r.nextPage == nil ? "" : "; Apple has more: call again with next_page"))
         return r
+    }
+
+    /// An endpoint that answers with no body (or an empty object): accepted when it did.
+    private func emptyAnswer(_ body: UnsafeRawBufferPointer, endpoint: APIEndpoint, options: APIResponseOptions,
+                             nowMs: Int64, into base: APIResponseReport) -> APIResponseReport {
+        var r = base
+        if body.count > 0 {
+            guard case .success(let doc) = JSONDocument.parse(body, what: "answer", status: .invalidArgument),
+                  let members = doc.root.members, members.isEmpty else {
+                r.refuse(.malformed, "\(endpoint.rawValue) answers with an empty body; this one has content of another shape")
+                return r
+            }
+        }
+        r.entitlements = entitlements([], renewals: options.host.renewalInfo, host: options.host, nowMs: nowMs)
+        r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
+        return r
+    }
+
+    /// The answer parsed, an object with the endpoint's required members; nil once `r` is refused.
+    private func answerDocument(_ body: UnsafeRawBufferPointer, endpoint: APIEndpoint, shape: APIAnswerShape,
+                                into r: inout APIResponseReport) -> JSONDocument? {
+        let doc: JSONDocument
+        switch JSONDocument.parse(body, what: "the API answer", status: .invalidArgument) {
+        case .success(let d): doc = d
+        case .failure(let e):
+            r.refuse(.malformed, e.message)
+            return nil
+        }
+        guard let members = doc.root.members else {
+            r.refuse(.malformed, "the \(endpoint.rawValue) answer is not a JSON object")
+            return nil
+        }
+        guard members.contains(where: { shape.required.contains($0.key) }) || shape.required.isEmpty else {
+            r.refuse(.malformed, "the answer has none of \(shape.required.joined(separator: ", ")): it is not a \(endpoint.rawValue) answer")
+            return nil
+        }
+        for name in shape.required where doc.root[name] == nil {
+            r.refuse(.malformed, "the \(endpoint.rawValue) answer has no \(name)")
+            return nil
+        }
+        return doc
+    }
+
+    /// The unsigned fields are only data, but the body's environment and bundle must still match,
+    /// checked in the order every entry point uses: environment, then bundle. False once `r` is refused.
+    private func unsignedFactsMatch(_ root: JSONValue, options: APIResponseOptions, into r: inout APIResponseReport) -> Bool {
+        if let env = root[literal: "environment"] {
+            guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return false }
+            if ReceiptEnvironment(appleName: e) != options.environment.receiptEnvironment {
+                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
+                return false
+            }
+        }
+        if let bundle = root[literal: "bundleId"] {
+            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return false }
+            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
+                r.refuse(verdict, why)
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Every signed item the endpoint's answer carries, verified through `walker` into `r`.
+    private func verifySignedItems(_ root: JSONValue, endpoint: APIEndpoint, walker: inout SignedItemWalker,
+                                   options: APIResponseOptions, nowMs: Int64, into r: inout APIResponseReport) throws {
+        switch endpoint {
+        case .transactionInfo:
+            try walker.transaction(root, "signedTransactionInfo", into: &r)
+        case .transactionHistory, .transactionHistoryV1, .refundHistory, .orderLookup:
+            let list = try APIAnswerShape.array(root, "signedTransactions")
+            for (i, item) in list.enumerated() {
+                try walker.transactionText(item, "signedTransactions[\(i)]", into: &r)
+            }
+            if endpoint == .orderLookup {
+                guard let s = root[literal: "status"]?.integer, s == 0 || s == 1 else {
+                    throw APIShapeError("order lookup status must be 0 (valid) or 1 (invalid)")
+                }
+                r.orderStatus = s
+            }
+        case .subscriptionStatuses:
+            try verifyStatuses(root, walker: &walker, options: options, nowMs: nowMs, into: &r)
+        case .appTransactionInfo:
+            try walker.appTransaction(root, "signedAppTransactionInfo", into: &r)
+        case .notificationHistory:
+            let list = try APIAnswerShape.array(root, "notificationHistory")
+            for (i, item) in list.enumerated() {
+                try walker.notification(item, "signedPayload", at: "notificationHistory[\(i)]", into: &r)
+            }
+        case .testNotificationStatus:
+            try walker.notification(root, "signedPayload", at: "answer", into: &r)
+        case .testNotification, .extendRenewalDate, .massExtendRenewalDate, .massExtendStatus,
+             .consumptionInfo, .consumptionInfoV1, .setAppAccountToken, .finishTransaction,
+             .uploadImage, .deleteImage, .listImages, .uploadMessage, .deleteMessage, .listMessages,
+             .configureDefaultMessage, .getDefaultMessage, .deleteDefaultMessage,
+             .configureRealtimeURL, .getRealtimeURL, .deleteRealtimeURL,
+             .initiatePerformanceTest, .performanceTestResult:
+            // Unsigned answers: their fields are data (`unsigned`), checked for shape only.
+            break
+        }
+    }
+
+    /// Each subscription status: its signed transaction and renewal info, which must belong to the
+    /// subscription it names, and the engine's state beside Apple's status.
+    private func verifyStatuses(_ root: JSONValue, walker: inout SignedItemWalker, options: APIResponseOptions,
+                                nowMs: Int64, into r: inout APIResponseReport) throws {
+        let groups = try APIAnswerShape.array(root, "data")
+        for (g, group) in groups.enumerated() {
+            let groupID = group[literal: "subscriptionGroupIdentifier"]?.string
+            let last = try APIAnswerShape.array(group, "lastTransactions", at: "data[\(g)]")
+            for (i, item) in last.enumerated() {
+                let at = "data[\(g)].lastTransactions[\(i)]"
+                guard let status = item[literal: "status"]?.integer else { throw APIShapeError("\(at).status must be an integer") }
+                guard let original = item[literal: "originalTransactionId"]?.string else {
+                    throw APIShapeError("\(at).originalTransactionId must be a string")
+                }
+                let txn = try walker.transaction(item, "signedTransactionInfo", at: at, into: &r)
+                var renewal: RenewalInfo?
+                if item[literal: "signedRenewalInfo"] != nil {
+                    renewal = try walker.renewal(item, "signedRenewalInfo", at: at, into: &r)
+                }
+                guard txn.chainID == original, renewal.map({ $0.originalTransactionID == original }) ?? true else {
+                    throw APIItemFailure(.malformed, "\(at): the signed items belong to another subscription than originalTransactionId \(original)")
+                }
+                r.statuses.append(statusCheck(group: groupID, original: original, status: status, transaction: txn,
+                                              renewal: renewal, options: options, nowMs: nowMs))
+            }
+        }
+    }
+
+    /// `hasMore`: where the next page starts, by the endpoint's kind of paging.
+    private func readNextPage(_ root: JSONValue, endpoint: APIEndpoint, into r: inout APIResponseReport) throws {
+        guard let more = root[literal: "hasMore"] else { return }
+        guard let hasMore = more.bool else { throw APIShapeError("hasMore must be a boolean") }
+        guard hasMore else { return }
+        switch endpoint.spec.paging {
+        case .revision:
+            guard let rev = root[literal: "revision"]?.string, !rev.isEmpty else {
+                throw APIShapeError("hasMore is true but the answer has no revision to continue from")
+            }
+            r.nextPage = .revision(rev)
+        case .paginationToken:
+            guard let token = root[literal: "paginationToken"]?.string, !token.isEmpty else {
+                throw APIShapeError("hasMore is true but the answer has no paginationToken to continue from")
+            }
+            r.nextPage = .paginationToken(token)
+        case .none:
+            break
+        }
     }
 
     /// The engine's state for one subscription, beside Apple's status for it.

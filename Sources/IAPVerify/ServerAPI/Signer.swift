@@ -3,12 +3,10 @@
 // bearer tokens of §12 and, later, offer signatures. The key stays inside this object: no result,
 // message or description ever contains it.
 
-import COpenSSL
-
 public final class Signer: @unchecked Sendable {
-    // @unchecked: the EVP_PKEY is never mutated after init, and OpenSSL 3 signs with a const key
-    // from any number of threads.
-    private let key: OpaquePointer
+    // @unchecked: `localTestingBaseURL` is set only while the object is made; the key is Sendable.
+    /// The private key (Trust signs with it).
+    let key: SigningKey
     public let keyID: String
     public let issuerID: String
     public let bundleID: String
@@ -115,8 +113,6 @@ public final class Signer: @unchecked Sendable {
         self.testSandboxBaseURL = testSandboxBaseURL
     }
 
-    deinit { EVP_PKEY_free(key) }
-
     private static func isToken(_ s: String, extra: [UInt8]) -> Bool {
         !s.isEmpty && s.utf8.allSatisfy { c in
             (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || extra.contains(c)
@@ -124,63 +120,20 @@ public final class Signer: @unchecked Sendable {
     }
 
     /// A PKCS#8 (or SEC1) PEM P-256 private key. Encrypted keys are refused, never prompted for.
-    private static func loadKey(_ pem: [UInt8]) throws(IAPVFailure) -> OpaquePointer {
-        defer { ERR_clear_error() }
+    private static func loadKey(_ pem: [UInt8]) throws(IAPVFailure) -> SigningKey {
         guard pem.count > 0, pem.count <= 16 * 1024 else {
             throw .config("signer config.private_key_pem is empty or too long for a P-256 key")
         }
-        let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            // A password callback that gives none: an encrypted key fails instead of prompting.
-            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        do {
+            return try SigningKey(pem: pem)
+        } catch {
+            switch error {
+            case .unreadable:
+                throw .config("signer config.private_key_pem is not a readable, unencrypted PEM private key (paste the whole .p8 file, BEGIN and END lines included)")
+            case .notP256:
+                throw .config("signer config.private_key_pem must be an EC P-256 key (App Store Connect's .p8 keys are)")
+            }
         }
-        guard let pkey = loaded else {
-            throw .config("signer config.private_key_pem is not a readable, unencrypted PEM private key (paste the whole .p8 file, BEGIN and END lines included)")
-        }
-        var name = [CChar](repeating: 0, count: 64)
-        var nameLength = 0
-        guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC,
-              EVP_PKEY_get_group_name(pkey, &name, name.count, &nameLength) == 1,
-              ["prime256v1", "P-256", "secp256r1"].contains(String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)) else {
-            EVP_PKEY_free(pkey)
-            throw .config("signer config.private_key_pem must be an EC P-256 key (App Store Connect's .p8 keys are)")
-        }
-        return pkey
-    }
-
-    /// ES256 over `message`: the 64-byte r‖s JWS uses. nil only if OpenSSL fails.
-    func es256(_ message: [UInt8]) -> [UInt8]? {
-        guard let der = ecdsaDER(message) else { return nil }
-        return der.withUnsafeBufferPointer { buf -> [UInt8]? in
-            var p: UnsafePointer<UInt8>? = buf.baseAddress
-            guard let sig = d2i_ECDSA_SIG(nil, &p, buf.count) else { return nil }
-            defer { ECDSA_SIG_free(sig) }
-            var out = [UInt8](repeating: 0, count: 64)
-            guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig),
-                  out.withUnsafeMutableBufferPointer({ BN_bn2binpad(r, $0.baseAddress, 32) }) == 32,
-                  out.withUnsafeMutableBufferPointer({ BN_bn2binpad(s, $0.baseAddress! + 32, 32) }) == 32 else { return nil }
-            return out
-        }
-    }
-
-    /// ECDSA with SHA-256 over `message`, DER-encoded (the form promotional offer signatures use).
-    func ecdsaDER(_ message: [UInt8]) -> [UInt8]? {
-        guard let ctx = EVP_MD_CTX_new() else { return nil }
-        defer {
-            EVP_MD_CTX_free(ctx)
-            ERR_clear_error()
-        }
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key) == 1 else { return nil }
-        var length = 0
-        let ok = message.withUnsafeBufferPointer { m in EVP_DigestSign(ctx, nil, &length, m.baseAddress, m.count) }
-        guard ok == 1, length > 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: length)
-        let signed = message.withUnsafeBufferPointer { m in
-            out.withUnsafeMutableBufferPointer { o in EVP_DigestSign(ctx, o.baseAddress, &length, m.baseAddress, m.count) }
-        }
-        guard signed == 1 else { return nil }
-        return Array(out.prefix(length))
     }
 
     /// The JOSE header of every token this signer makes: ES256, its key id, JWT.
@@ -197,7 +150,7 @@ public final class Signer: @unchecked Sendable {
     /// A compact JWS of `header` and `payload` (JSON objects this library wrote), signed ES256.
     func compactJWS(header: [UInt8], payload: [UInt8]) throws(IAPVFailure) -> String {
         let input = Base64.encodeURL(header) + "." + Base64.encodeURL(payload)
-        guard let sig = es256(Array(input.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
+        guard let sig = key.signES256(Array(input.utf8)) else { throw IAPVFailure(.internal, "OpenSSL could not sign with the signer's key") }
         return input + "." + Base64.encodeURL(sig)
     }
 }
