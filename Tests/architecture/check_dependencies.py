@@ -8,6 +8,10 @@ string literals from every file, and reports each use of another folder's type t
 does not allow. KNOWN lists the arrows that are still wrong today: each is a refactor to do, and the
 check fails if one disappears without being taken off the list, or if a new one appears.
 
+It also checks the C modules each file imports against C_MODULES (libcrypto only in Trust/ and the
+reference path that checks it; KNOWN_IMPORTS lists the imports still wrong today, kept like KNOWN),
+and that each folder README's "Depends on ..." sentence names exactly the folders of its table row.
+
     python3 Tests/architecture/check_dependencies.py [-v]
 """
 from __future__ import annotations
@@ -22,6 +26,23 @@ CORE = ROOT / "Sources" / "IAPVerify"
 # Arrows the README does not allow yet (folder -> folder it uses), each with the reason it is
 # still here. Remove a line when its refactor lands.
 KNOWN: dict[tuple[str, str], str] = {}
+
+# The C modules of the package and where they may be imported: a folder name, or a folder/file.
+C_MODULES: dict[str, set[str]] = {
+    "COpenSSL": {"Trust", "Receipt/ReceiptReferencePath.swift"},   # libcrypto; the reference path checks it
+    "CJansson": {"JSON"},
+    "CJSONTape": {"JSON"},
+    "CFastBase64": {"Encoding"},
+}
+
+# Imports C_MODULES does not allow yet (file -> module), each with the reason it is still here.
+KNOWN_IMPORTS: dict[tuple[str, str], str] = {
+    ("Encoding/Base64.swift", "COpenSSL"): "EVP_EncodeBlock/EVP_DecodeBlock for base64: Trust's, or Swift's own",
+    ("Receipt/ReceiptVerification.swift", "COpenSSL"): "imported but unused: remove the import",
+    ("StoreKit2/JWSVerification.swift", "COpenSSL"): "imported but unused: remove the import",
+}
+
+IMPORT = re.compile(r"^\s*(?:@\w+\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+(?:\w+\s+)?(C\w+)\b", re.M)
 
 DECL = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|private|fileprivate|final|indirect)\s+)*"
                   r"(?:struct|enum|class|protocol|typealias|actor)\s+([A-Z]\w*)", re.M)
@@ -51,6 +72,53 @@ def allowed() -> dict[str, set[str]]:
     return table
 
 
+def folder_names(deps: str, folders: list[str]) -> set[str]:
+    """The folders a table cell or README sentence names ("everything below"/"the other folders": all)."""
+    if "everything" in deps or "the other folders" in deps:
+        return {"*"}
+    return {w for w in re.findall(r"\b([A-Z]\w+)\b", deps) if w in folders}
+
+
+def import_failures(sources: dict[str, dict[Path, str]]) -> int:
+    """Each `import C...` of a file checked against C_MODULES; KNOWN_IMPORTS must be exact."""
+    wrong: set[tuple[str, str]] = set()
+    failures = 0
+    for f, files in sources.items():
+        for path in files:
+            for module in IMPORT.findall(path.read_text()):
+                where = f"{f}/{path.name}"
+                if f in C_MODULES.get(module, set()) or where in C_MODULES.get(module, set()):
+                    continue
+                wrong.add((where, module))
+                if (where, module) not in KNOWN_IMPORTS:
+                    failures += 1
+                    print(f"check_dependencies: {where} imports {module}, which C_MODULES allows only in "
+                          + ", ".join(sorted(C_MODULES.get(module, set())) or ["no folder"]))
+    for item in sorted(set(KNOWN_IMPORTS) - wrong):
+        failures += 1
+        print(f"check_dependencies: {item[0]} no longer imports {item[1]}: take it off KNOWN_IMPORTS")
+    return failures
+
+
+def readme_failures(table: dict[str, set[str]], folders: list[str]) -> int:
+    """Each folder README's "Depends on ..." sentence names exactly its row's folders."""
+    failures = 0
+    for f in folders:
+        readme = CORE / f / "README.md"
+        text = " ".join(readme.read_text().split()) if readme.exists() else ""
+        m = re.search(r"Depends on ([^.;]*)[.;]", text)
+        if not m:
+            failures += 1
+            print(f"check_dependencies: {f}/README.md has no \"Depends on ...\" sentence")
+            continue
+        said = set() if m.group(1).startswith("nothing") else folder_names(m.group(1), folders)
+        if said != table[f]:
+            failures += 1
+            print(f"check_dependencies: {f}/README.md says it depends on {', '.join(sorted(said)) or 'nothing'}; "
+                  f"the table says {', '.join(sorted(table[f])) or 'nothing'}")
+    return failures
+
+
 def main() -> int:
     verbose = "-v" in sys.argv
     table = allowed()
@@ -74,7 +142,7 @@ def main() -> int:
                     uses.setdefault((f, g), set()).add(f"{word} in {path.name}")
     wrong = {arrow: where for arrow, where in uses.items()
              if "*" not in table[arrow[0]] and arrow[1] not in table[arrow[0]]}
-    failures = 0
+    failures = import_failures(sources) + readme_failures(table, folders)
     for arrow, where in sorted(wrong.items()):
         if arrow in KNOWN:
             if verbose:
@@ -91,7 +159,8 @@ def main() -> int:
             print(f"{f} -> {g}: {len(where)} uses")
     if failures:
         return 1
-    print(f"check_dependencies: OK ({len(folders)} folders, {len(uses)} arrows, {len(KNOWN)} known to fix)")
+    print(f"check_dependencies: OK ({len(folders)} folders, {len(uses)} arrows, {len(KNOWN)} known to fix; "
+          f"C imports as C_MODULES says, {len(KNOWN_IMPORTS)} known to fix; folder READMEs match the table)")
     return 0
 
 
