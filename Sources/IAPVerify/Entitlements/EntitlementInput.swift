@@ -37,7 +37,7 @@ struct EntitlementInputChecker {
         } catch {
             return malformed(error.message)
         }
-        let report = engine.evaluate(transactions, renewals: renewals + host.renewalInfo, host: host, nowMs: nowMs)
+        let report = engine.evaluate(transactions, ownRenewals: renewals, host: host, nowMs: nowMs)
         let active = report.entitlements.filter(\.active).count
         return EntitlementInputReport(
             judgement: Judgement(.valid, "\(transactions.count) transactions: \(active) of \(report.entitlements.count) entitlements active"),

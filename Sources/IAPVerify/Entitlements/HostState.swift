@@ -25,7 +25,15 @@ struct EngineSettings: Sendable {
     let catalog: [String: ProductRule]?
     let grace: GracePeriodPolicy
 
-    /// Every entry point ends here with the transactions it trusted and the host's state.
+    /// Every entry point ends here with the transactions it trusted, the renewal infos they came
+    /// with, and the host's state, whose renewal infos are merged here: after the call's own, so
+    /// of two that rank alike the call's is kept.
+    func evaluate(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+        evaluate(consume transactions, renewals: host.renewalInfo.isEmpty ? ownRenewals : ownRenewals + host.renewalInfo,
+                 host: host, nowMs: nowMs)
+    }
+
+    /// The engine with exactly `renewals` (the host's are not added).
     func evaluate(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
         EntitlementEngine.evaluate(transactions: consume transactions, renewals: renewals, catalog: catalog, grace: grace,
                                    nowMs: nowMs, delivered: host.deliveredTransactionIDs, orders: host.orders)

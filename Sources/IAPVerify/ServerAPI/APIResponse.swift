@@ -201,7 +201,7 @@ struct APIResponseChecker: Checker {
         }
         r.signedItems = walker.verified
         r.revocation = walker.revocation
-        r.entitlements = entitlements(r.transactions, renewals: r.renewals + options.host.renewalInfo, host: options.host, nowMs: nowMs)
+        r.entitlements = context.engine.evaluate(r.transactions, ownRenewals: r.renewals, host: options.host, nowMs: nowMs)
         r.accept("\(walker.verified) signed item\(walker.verified == 1 ? "" : "s") verified in the \(endpoint.rawValue) answer from \(options.environment.rawValue)"
             + (r.nextPage == nil ? "" : "; Apple has more: call again with next_page"))
         return r
@@ -218,7 +218,7 @@ struct APIResponseChecker: Checker {
                 return r
             }
         }
-        r.entitlements = entitlements([], renewals: options.host.renewalInfo, host: options.host, nowMs: nowMs)
+        r.entitlements = context.engine.evaluate([], ownRenewals: [], host: options.host, nowMs: nowMs)
         r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
         return r
     }
