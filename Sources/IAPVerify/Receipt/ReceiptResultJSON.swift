@@ -88,7 +88,7 @@ extension ReceiptReport {
                 // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
                 // what only a receipt record carries; text copied from the record as it was signed.
                 w.beginObject()
-                let p = purchases.baseAddress! + i   // through the pointer: a subscript copied the purchase
+                let p = purchases.baseAddress! + i   // through the pointer: a subscript would copy the purchase
                 var row = ReceiptRecordRow(p.pointee)
                 p.pointee.record.withUnsafeBufferPointer { text in
                     ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)

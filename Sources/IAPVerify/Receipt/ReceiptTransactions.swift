@@ -35,10 +35,9 @@ extension Transaction {
         var recent = RecentTexts()
         purchases.withUnsafeBufferPointer { list in
             for i in list.indices {
-                // The purchase read through a pointer and its record's bytes taken once (a
-                // purchase passed by subscript, and each view read through it, retained and
-                // released the payload's storage), the transaction made in the array (made as an
-                // optional and unwrapped, it was copied, every text field retained).
+                // The purchase is read through a pointer and its record's bytes taken once, so no
+                // view retains the payload's storage; the transaction is made in the array, never
+                // through an optional, so its text fields are retained once.
                 let p = list.baseAddress! + i
                 p.pointee.record.withUnsafeBufferPointer { record in
                     guard let id = p.pointee.transactionIDText.bytes(in: record),

@@ -175,7 +175,7 @@ struct JWSChecker: Checker {
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
     /// Only the facts are read before the token is trusted; its records are built after the
     /// decision. A refused token still shows what it decoded, and a payload whose records cannot
-    /// be read is malformed whatever the decision, as it was when records were read first.
+    /// be read is malformed whatever the decision: a record problem outranks every refusal.
     func verifySigned(_ input: UnsafeRawBufferPointer, nowMs: Int64, expect: JWSKind?, depth: Int, ocsp: [[UInt8]]) -> JWSReport {
         var report = JWSReport()
         let token: SignedToken
