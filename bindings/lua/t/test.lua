@@ -256,8 +256,13 @@ do
           "the deprecated options.endpoint of /verifyReceipt answers: " .. res.json)
     res = assert(api:interpret_response('{"status":21005}', now, { environment = "Sandbox", attempt = 2 }))
     check(res.result.retry_after_ms == 2000 and #res.result.deprecations == 0, "options.environment: " .. res.json)
-    local no, why = api:interpret_response('{"status":21005}', now, { http_status = 200 })
-    check(no == nil and why:find('"http_status" does not apply to iapv_interpret_response', 1, true) ~= nil,
+    res = assert(api:interpret_response("", now, { environment = "Production", attempt = 2, http_status = 503 }))
+    check(res.verdict == "temporarily_unavailable" and res.result.action == "retry_later"
+          and res.result.retry_after_ms == 2000, "options.http_status 503: " .. res.json)
+    refused("interpret_response with http_status 600", "http_status", api.interpret_response, api, "", now,
+            { http_status = 600 })
+    local no, why = api:interpret_response('{"status":21005}', now, { device_id = "abc" })
+    check(no == nil and why:find('"device_id" does not apply to iapv_interpret_response', 1, true) ~= nil,
           "another entry point's key is refused: " .. tostring(why))
     res = assert(api:interpret_api_response("", '{"endpoint":"transaction_info","http_status":401}', now))
     check(not res.valid and res.verdict == "configuration_error" and res.result.action == "fix_configuration", "401: " .. res.json)
