@@ -196,6 +196,36 @@ static int json_mode(int argc, char **argv) {
     return 0;
 }
 
+/* `bench jws-call SECONDS TOKEN CONFIG NOW_MS`: CPU microseconds per iapv_verify_jws call on one
+   token with one verifier, the result freed unread: what the Python binding's figure is set against. */
+static int jws_call_mode(char **argv) {
+    double secs = atof(argv[2]);
+    size_t len = 0, cfg_len = 0;
+    unsigned char *token = read_file(argv[3], &len);
+    unsigned char *cfg = read_file(argv[4], &cfg_len);
+    long long now = atoll(argv[5]);
+    while (len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r' || token[len - 1] == ' ')) len--;
+    iapv_verifier *v = NULL;
+    iapv_error err;
+    if (iapv_verifier_new((const char *)cfg, cfg_len, &v, &err) != IAPV_OK) { fprintf(stderr, "%s\n", err.message); return 1; }
+    double start = cpu_now();
+    long n = 0;
+    while (cpu_now() - start < secs) {
+        iapv_result *r = NULL;
+        if (iapv_verify_jws(v, token, len, NULL, 0, now, &r, &err) != IAPV_OK || !iapv_result_is_valid(r)) {
+            fprintf(stderr, "%s: not valid: %s\n", argv[3], r ? iapv_result_json(r, NULL) : err.message);
+            return 1;
+        }
+        iapv_result_free(r);
+        n++;
+    }
+    printf("%.3f\n", (cpu_now() - start) / (double)n * 1e6);
+    iapv_verifier_free(v);
+    free(token);
+    free(cfg);
+    return 0;
+}
+
 /* ---- JWS: the reference is plain OpenSSL doing the same work per token ------------------------ */
 
 static size_t b64url_decode(const char *in, size_t n, unsigned char *out) {
@@ -446,6 +476,7 @@ static int forged_mode(const char *genuine, const char *forged, int rounds, doub
 
 int main(int argc, char **argv) {
     if (argc > 2 && strcmp(argv[1], "json") == 0) return json_mode(argc, argv);
+    if (argc > 5 && strcmp(argv[1], "jws-call") == 0) return jws_call_mode(argv);
     if (argc > 3 && strcmp(argv[1], "forged") == 0)
         return forged_mode(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 5, argc > 5 ? atof(argv[5]) : 0.4);
     if (argc > 4 && strcmp(argv[1], "api") == 0)

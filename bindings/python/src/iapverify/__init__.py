@@ -262,9 +262,10 @@ class _Handle:
         # A copy would share the C handle, and closing either would free it under the other.
         raise TypeError(f"a {type(self).__name__} cannot be copied or pickled: build another one from the same config")
 
-    def _run(self, invoke: Callable[[ctypes.c_void_p, Any, Any], int]) -> "tuple[str, bool]":
+    def _run(self, invoke: Callable[[ctypes.c_void_p, Any, Any], int],
+             with_verdict: bool = False) -> "tuple[str, bool, Optional[str]]":
         """Calls ``invoke(handle, byref(result), byref(err))`` while the handle is held open, and
-        returns the result's JSON text and validity (the result is freed here)."""
+        returns the result's JSON text, validity and (when asked) verdict; the result is freed here."""
         lib = _library()
         with self._cond:
             if self._closed or self._handle is None:
@@ -278,7 +279,7 @@ class _Handle:
         finally:
             with self._cond:
                 self._calls -= 1
-                if self._calls == 0:
+                if self._calls == 0 and self._closed:   # only close() waits
                     self._cond.notify_all()
         if status != 0:
             _raise(err, status)
@@ -286,10 +287,14 @@ class _Handle:
             size = ctypes.c_size_t()
             ptr = lib.iapv_result_json(result, ctypes.byref(size))
             text = ctypes.string_at(ptr, size.value).decode()
-            valid = lib.iapv_result_is_valid(result) == 1
+            if with_verdict:
+                verdict: Optional[str] = ctypes.string_at(lib.iapv_result_verdict(result)).decode()
+                valid = verdict == "valid"     # what iapv_result_is_valid answers, without another call
+            else:
+                verdict, valid = None, lib.iapv_result_is_valid(result) == 1
         finally:
             lib.iapv_result_free(result)
-        return text, valid
+        return text, valid, verdict
 
 
 class Verifier(_Handle):
@@ -315,9 +320,9 @@ class Verifier(_Handle):
               jws: bool = False, api: bool = False) -> Result:
         when = _when(now)
         fn = getattr(_library(), fn_name)
-        text, valid = self._run(lambda handle, result, err: fn(handle, data, len(data), options, len(options or b""), when,
-                                                                result, err))
-        return parse(text, valid, response, jws, api)
+        text, valid, verdict = self._run(lambda handle, result, err: fn(handle, data, len(data), options, len(options or b""),
+                                                                         when, result, err), with_verdict=True)
+        return parse(text, valid, response, jws, api, verdict)
 
     def verify_receipt(self, receipt: Binary, *, now_ms: Optional[int] = None,
                        options: Optional[JSONish] = None) -> Result:
@@ -355,14 +360,26 @@ class Verifier(_Handle):
         if not isinstance(environment, str):
             raise TypeError(f"environment must be a str, not {_type_name(environment)}")
         attempt = _int64(attempt, "attempt")
-        opts = self._options_dict(options)
-        if "environment" not in opts and "endpoint" not in opts:   # "endpoint": the options' deprecated old name
-            opts["environment"] = str(environment)
-        opts.setdefault("attempt", attempt)
-        if http_status is not None:
-            opts.setdefault("http_status", _int64(http_status, "http_status"))
+        status = None if http_status is None else _int64(http_status, "http_status")
+        options_json: Optional[bytes]
+        if options is None:     # the common call: nothing to merge
+            environment = str(environment)
+            if environment == "Production" and attempt == 1 and status is None:
+                options_json = None             # the library's defaults: no options to read
+            else:
+                text = '{"environment":%s,"attempt":%d%s}' % (_json.dumps(environment), attempt,
+                                                              "" if status is None else ',"http_status":%d' % status)
+                options_json = text.encode()
+        else:
+            opts = self._options_dict(options)
+            if "environment" not in opts and "endpoint" not in opts:   # "endpoint": the options' deprecated old name
+                opts["environment"] = str(environment)
+            opts.setdefault("attempt", attempt)
+            if status is not None:
+                opts.setdefault("http_status", status)
+            options_json = _json_bytes(opts, "options")
         data = b"" if body is None and http_status not in (None, 200) else _json_bytes(body, "body")
-        result = self._call("iapv_interpret_response", data, _json_bytes(opts, "options"), now_ms, True)
+        result = self._call("iapv_interpret_response", data, options_json, now_ms, True)
         assert isinstance(result, ResponseResult)
         return result
 
@@ -459,7 +476,7 @@ class Signer(_Handle):
         """A bearer token issued at ``now_ms`` (default: this host's clock), valid 5 minutes."""
         when = _when(now_ms)
         fn = _library().iapv_api_token
-        text, _ = self._run(lambda handle, result, err: fn(handle, when, result, err))
+        text, _, _ = self._run(lambda handle, result, err: fn(handle, when, result, err))
         return parse_token(text)
 
     def api_request(self, call: JSONish, now_ms: Optional[int] = None) -> APIRequest:
@@ -476,7 +493,7 @@ class Signer(_Handle):
         data = _json_bytes(call, "call")
         assert data is not None
         fn = _library().iapv_api_request
-        text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
+        text, _, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
         return parse_request(text)
 
     def sign(self, request: JSONish, now_ms: Optional[int] = None) -> OfferSignature:
@@ -489,6 +506,6 @@ class Signer(_Handle):
         data = _json_bytes(request, "request")
         assert data is not None
         fn = _library().iapv_sign
-        text, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
+        text, _, _ = self._run(lambda handle, result, err: fn(handle, data, len(data), when, result, err))
         return parse_signature(text)
 

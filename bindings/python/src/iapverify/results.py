@@ -11,8 +11,9 @@ import json as _json
 import urllib.request
 import warnings
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional, TypedDict, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, TypedDict, TypeVar, Union
 
 from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
                     ServerEnvironment, Verdict, known)
@@ -324,6 +325,22 @@ class Result:
     revocation: Optional[Revocation] = None
     # Catalog entries whose type contradicts the type Apple signed: {product_id, catalog_type, signed_type}.
     catalog_conflicts: list[_CatalogConflict] = field(default_factory=list)
+    # How each field is built from the decoded JSON (set for each result class below).
+    _BUILD: ClassVar[dict[str, Callable[[dict[str, Any]], Any]]] = {}
+
+    if not TYPE_CHECKING:     # hidden from type checkers, so a misspelt field is still an error
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a field not read yet (a result from ``parse`` starts with ``json``
+            # and ``valid``): decode the JSON once, build the field, keep it in the instance.
+            build = type(self)._BUILD.get(name)
+            state = self.__dict__
+            if build is None or "json" not in state:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            raw = state.get("raw")
+            if raw is None:
+                raw = state["raw"] = _json.loads(state["json"])
+            value = state[name] = build(raw)
+            return value
 
     def entitlement(self, id: str) -> Optional[Entitlement]:
         return next((e for e in self.entitlements if e.id == id), None)
@@ -549,38 +566,96 @@ def _records(cls: type[_R], items: Any) -> list[_R]:
     return [cls.from_dict(i) for i in items or [] if isinstance(i, dict)]
 
 
-def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False) -> Result:
-    d: dict[str, Any] = _json.loads(text)
+def parse(text: str, valid: bool, response: bool = False, jws: bool = False, api: bool = False,
+          verdict: Optional[str] = None) -> Result:
+    """The result of one call, read lazily: only ``json``, ``valid`` and (when given) ``verdict`` are
+    set here; the JSON is decoded the first time another field is read, and each field is built
+    from it the first time it is read."""
+    cls = APIResult if api else JWSResult if jws else ResponseResult if response else Result
+    result = object.__new__(cls)
+    state = result.__dict__
+    state["json"] = text
+    state["valid"] = valid
+    if verdict is not None:
+        state["verdict"] = known(Verdict, verdict)
+    return result
+
+
+# -- how each field of a result is built from its JSON, the first time it is read --------------
+
+def _delivery(d: Mapping[str, Any]) -> Delivery:
     delivery = d.get("delivery") or {}
-    common: dict[str, Any] = dict(
-        verdict=known(Verdict, d["verdict"]), reason=d.get("reason", ""), valid=valid,
-        entitlements=[Entitlement.from_dict(e) for e in d.get("entitlements", [])],
-        purchases=[Purchase.from_dict(p) for p in d.get("purchases", [])],
-        delivery=Delivery(
-            to_deliver=[DeliveryItem.from_dict(i) for i in delivery.get("to_deliver", [])],
-            to_revoke=[DeliveryItem.from_dict(i) for i in delivery.get("to_revoke", [])],
-            orders=[OrderMatch(o["order_id"], o.get("transaction_id"), o["status"]) for o in delivery.get("orders", [])]),
-        unknown_products=list(d.get("unknown_products", [])),
-        catalog_conflicts=list(d.get("catalog_conflicts") or []),
-        intro_eligible=dict(d.get("intro_eligible", {})),
-        receipt=d.get("receipt"), raw=d, json=text, revocation=Revocation.from_dict(_revocation_of(d)))
-    if api:
-        return APIResult(**common, action=known(Action, d.get("action", "reject")), retry_after_ms=d.get("retry_after_ms"),
-                         next_page=d.get("next_page"), error_code=d.get("error_code"), error_message=d.get("error_message"),
-                         endpoint=d.get("endpoint"), environment=known(ServerEnvironment, d.get("environment")), http_status=d.get("http_status"),
-                         transactions=_records(Transaction, d.get("transactions")),
-                         renewal_info=_records(RenewalInfo, d.get("renewal_info")),
-                         app_transaction=AppTransaction.maybe(d.get("app_transaction")),
-                         notifications=_records(Notification, d.get("notifications")),
-                         subscription_statuses=_records(SubscriptionStatus, d.get("subscription_statuses")),
-                         status_disagreements=_records(SubscriptionStatus, d.get("status_disagreements")),
-                         unsigned=d.get("unsigned"), deprecations=list(d.get("deprecations") or []))
-    if jws:
-        return JWSResult(**common, kind=d.get("kind"), environment=known(Environment, d.get("environment")), transaction=Transaction.maybe(d.get("transaction")),
-                         renewal_info=RenewalInfo.maybe(d.get("renewal_info")), notification=Notification.maybe(d.get("notification")),
-                         signed_date_ms=d.get("signed_date_ms"), realtime_request=d.get("realtime_request"))
-    if response:
-        return ResponseResult(**common, status=d.get("status"), action=known(Action, d.get("action", "reject")),
-                              retry_after_ms=d.get("retry_after_ms"), environment=known(Environment, d.get("environment")),
-                              deprecations=list(d.get("deprecations") or []))
-    return Result(**common)
+    return Delivery(
+        to_deliver=[DeliveryItem.from_dict(i) for i in delivery.get("to_deliver", [])],
+        to_revoke=[DeliveryItem.from_dict(i) for i in delivery.get("to_revoke", [])],
+        orders=[OrderMatch(o["order_id"], o.get("transaction_id"), o["status"]) for o in delivery.get("orders", [])])
+
+
+_Build = dict[str, Callable[[dict[str, Any]], Any]]
+
+_COMMON: _Build = {
+    "raw": lambda d: d,
+    "verdict": lambda d: known(Verdict, d["verdict"]),
+    "reason": lambda d: d.get("reason", ""),
+    "entitlements": lambda d: [Entitlement.from_dict(e) for e in d.get("entitlements", [])],
+    "purchases": lambda d: [Purchase.from_dict(p) for p in d.get("purchases", [])],
+    "delivery": _delivery,
+    "unknown_products": lambda d: list(d.get("unknown_products", [])),
+    "catalog_conflicts": lambda d: list(d.get("catalog_conflicts") or []),
+    "intro_eligible": lambda d: dict(d.get("intro_eligible", {})),
+    "receipt": lambda d: d.get("receipt"),
+    "revocation": lambda d: Revocation.from_dict(_revocation_of(d)),
+}
+_ACTION: _Build = {
+    "action": lambda d: known(Action, d.get("action", "reject")),
+    "retry_after_ms": lambda d: d.get("retry_after_ms"),
+    "deprecations": lambda d: list(d.get("deprecations") or []),
+}
+Result._BUILD = _COMMON
+ResponseResult._BUILD = {
+    **_COMMON, **_ACTION,
+    "status": lambda d: d.get("status"),
+    "environment": lambda d: known(Environment, d.get("environment")),
+}
+JWSResult._BUILD = {
+    **_COMMON,
+    "kind": lambda d: d.get("kind"),
+    "environment": lambda d: known(Environment, d.get("environment")),
+    "transaction": lambda d: Transaction.maybe(d.get("transaction")),
+    "renewal_info": lambda d: RenewalInfo.maybe(d.get("renewal_info")),
+    "notification": lambda d: Notification.maybe(d.get("notification")),
+    "signed_date_ms": lambda d: d.get("signed_date_ms"),
+    "realtime_request": lambda d: d.get("realtime_request"),
+}
+APIResult._BUILD = {
+    **_COMMON, **_ACTION,
+    "next_page": lambda d: d.get("next_page"),
+    "error_code": lambda d: d.get("error_code"),
+    "error_message": lambda d: d.get("error_message"),
+    "endpoint": lambda d: d.get("endpoint"),
+    "environment": lambda d: known(ServerEnvironment, d.get("environment")),
+    "http_status": lambda d: d.get("http_status"),
+    "transactions": lambda d: _records(Transaction, d.get("transactions")),
+    "renewal_info": lambda d: _records(RenewalInfo, d.get("renewal_info")),
+    "app_transaction": lambda d: AppTransaction.maybe(d.get("app_transaction")),
+    "notifications": lambda d: _records(Notification, d.get("notifications")),
+    "subscription_statuses": lambda d: _records(SubscriptionStatus, d.get("subscription_statuses")),
+    "status_disagreements": lambda d: _records(SubscriptionStatus, d.get("status_disagreements")),
+    "unsigned": lambda d: d.get("unsigned"),
+}
+
+
+def _read_lazily(*classes: type) -> None:
+    """A default a dataclass keeps as a class attribute would hide ``__getattr__``: the defaults
+    stay in ``__init__`` and ``dataclasses.fields()``, the values in each instance. Every field but
+    ``json`` and ``valid`` must have a builder."""
+    for cls in classes:
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = names - set(cls._BUILD) - {"json", "valid"}
+        assert not missing, (cls.__name__, missing)
+        for name in names:
+            if name in cls.__dict__:
+                delattr(cls, name)
+
+
+_read_lazily(Result, ResponseResult, JWSResult, APIResult)
