@@ -645,7 +645,7 @@ APIResult._BUILD = {
 }
 
 
-def _read_lazily(*classes: type) -> None:
+def _read_lazily(*classes: "type[Result]") -> None:
     """A default a dataclass keeps as a class attribute would hide ``__getattr__``: the defaults
     stay in ``__init__`` and ``dataclasses.fields()``, the values in each instance. Every field but
     ``json`` and ``valid`` must have a builder."""
