@@ -44,7 +44,7 @@ final class ResultBox {
         bytes.withUnsafeBytes { copy($0) }
     }
 
-    /// The text's bytes straight from the String (an array of them first was one more allocation).
+    /// The text's bytes straight from the String, with no intermediate array.
     private static func copy(_ text: String) -> UnsafeMutablePointer<CChar>? {
         var text = text
         return text.withUTF8 { copy(UnsafeRawBufferPointer($0)) }

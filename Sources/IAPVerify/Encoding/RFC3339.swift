@@ -139,8 +139,7 @@ enum RFC3339 {
     static func format(_ ms: Int64) -> String {
         let (y, m, d, rem) = civil(ms)
         if (0...9999).contains(y) {
-            // The usual case, written into one 20-byte buffer: interpolating six padded parts
-            // cost a String each (4% of a one-purchase /verifyReceipt call went to reasons' dates).
+            // The usual case, written into one 20-byte buffer: no String per padded part.
             return String(unsafeUninitializedCapacity: 20) { out in
                 write(ms, into: out.baseAddress!)
                 return 20

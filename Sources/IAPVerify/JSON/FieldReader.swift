@@ -154,8 +154,7 @@ struct FieldReader {
     }
 
     @inline(__always) private func present(_ key: StaticString) -> JSONValue? {
-        // The slot read straight from the stored index (through a method the 256-byte index was
-        // copied on every field).
+        // The slot read straight from the stored index, so the index itself is never copied.
         let at = keys.slots[KeyIndex.slot(key.utf8Start, key.utf8CodeUnitCount)]
         return object.member(key, indexed: at).flatMap(FieldDecoder.present)
     }

@@ -32,8 +32,8 @@ struct RecentTexts {
 
     mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         if bytes.count <= 15 { return String(decoding: bytes, as: UTF8.self) }
-        // By index, read in place: iterating the Strings copied each one (a retain and a release
-        // per candidate), and most lookups compare several.
+        // By index, read in place: no String is retained or released per candidate, and most
+        // lookups compare several.
         for i in 0..<count where Self.same(texts[i], bytes) { return texts[i] }
         let s = String(decoding: bytes, as: UTF8.self)
         if count < texts.count {

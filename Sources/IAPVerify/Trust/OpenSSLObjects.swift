@@ -100,9 +100,9 @@ final class X509Certificate: @unchecked Sendable {
 final class PublicKey: @unchecked Sendable {
     let raw: OpaquePointer
     /// Verification contexts already initialised with this key, for SHA-1 and SHA-256 (only for
-    /// keys that stay, like a cached chain's leaf). `EVP_DigestVerifyInit` looks the algorithm
-    /// up in the provider store under locks, ~3 µs a call; copying a prepared context costs a tenth
-    /// of that. Never changed after init, so any thread may copy from them.
+    /// keys that stay, like a cached chain's leaf): a call copies one instead of looking the
+    /// algorithm up in the provider store under locks. Never changed after init, so any thread
+    /// may copy from them.
     private let preparedSHA1: OpaquePointer?
     private let preparedSHA256: OpaquePointer?
 
