@@ -178,8 +178,16 @@ public func iapv_verifier_free(_ v: OpaquePointer?) {
 
 // MARK: - Calls
 
-/// The one shape of every verifying call: check arguments, parse options, run, box the result.
-private func answer<R: RenderedResult, Options: EntryOptions>(
+/// The last step of every call that makes a result: hand the box to C, or say why there is none.
+private func deliver(_ out: UnsafeMutablePointer<OpaquePointer?>, _ err: UnsafeMutablePointer<iapv_error>?,
+                     _ result: ResultBox?) -> Int32 {
+    guard let result else { return fail(err, IAPVFailure(.noMemory, "out of memory copying the result")) }
+    out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
+    return 0
+}
+
+/// The one shape of every verifying call: check arguments, parse options, run, deliver the result.
+private func verifyingCall<R: RenderedResult, Options: EntryOptions>(
     _ v: OpaquePointer?, _ input: UnsafePointer<UInt8>?, _ len: Int, _ what: String,
     _ options: UnsafePointer<CChar>?, _ optionsLen: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
@@ -200,11 +208,7 @@ private func answer<R: RenderedResult, Options: EntryOptions>(
         // The writer stops writing when malloc or realloc fails, so a process short of memory
         // gets a status here instead of an abort.
         guard text.isComplete else { return fail(err, IAPVFailure(.noMemory, "out of memory writing the result JSON")) }
-        guard let result = ResultBox(verdict: report.verdict.rawValue, json: text, isValid: report.isValid) else {
-            return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
-        }
-        out.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
-        return 0
+        return deliver(out, err, ResultBox(verdict: report.verdict.rawValue, json: text, isValid: report.isValid))
     } catch {
         return fail(err, error)
     }
@@ -215,7 +219,7 @@ public func iapv_verify_receipt(_ v: OpaquePointer?, _ receipt: UnsafePointer<UI
                                 _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                 _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                 _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts: ReceiptOptions) throws(IAPVFailure) in
+    verifyingCall(v, receipt, len, "receipt", options, optionsLen, out, err) { (verifier, bytes, opts: ReceiptOptions) throws(IAPVFailure) in
         try verifier.verifyReceipt(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -225,7 +229,7 @@ public func iapv_interpret_response(_ v: OpaquePointer?, _ body: UnsafePointer<U
                                     _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                     _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: ResponseOptions) throws(IAPVFailure) in
+    verifyingCall(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: ResponseOptions) throws(IAPVFailure) in
         try verifier.interpretResponse(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -235,7 +239,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                       _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts: HostState) throws(IAPVFailure) in
+    verifyingCall(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts: HostState) throws(IAPVFailure) in
         try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -245,7 +249,7 @@ public func iapv_verify_jws(_ v: OpaquePointer?, _ jws: UnsafePointer<UInt8>?, _
                             _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
                             _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts: JWSOptions) throws(IAPVFailure) in
+    verifyingCall(v, jws, len, "jws", options, optionsLen, out, err) { (verifier, bytes, opts: JWSOptions) throws(IAPVFailure) in
         try verifier.verifyJWS(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -255,7 +259,7 @@ public func iapv_interpret_api_response(_ v: OpaquePointer?, _ body: UnsafePoint
                                         _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                         _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                         _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    answer(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: APIResponseOptions) throws(IAPVFailure) in
+    verifyingCall(v, body, len, "body", options, optionsLen, out, err) { (verifier, bytes, opts: APIResponseOptions) throws(IAPVFailure) in
         try verifier.interpretAPIResponse(bytes, options: opts, nowMs: nowMs)
     }
 }
@@ -267,16 +271,12 @@ private func signer(_ s: OpaquePointer?) -> Signer? {
     return Unmanaged<Signer>.fromOpaque(UnsafeRawPointer(s)).takeUnretainedValue()
 }
 
-/// Boxes what a signer call built; such results grant nothing, so is_valid is 0.
-private func built(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: UnsafeMutablePointer<iapv_error>?,
-                   verdict: String, _ make: () throws(IAPVFailure) -> [UInt8]) -> Int32 {
+/// The shape of the calls whose results grant nothing (the signer's, an iOS 6 transaction
+/// receipt read): make the JSON, deliver it with is_valid 0. The caller has checked `out`.
+private func grantingNothingCall(_ out: UnsafeMutablePointer<OpaquePointer?>, _ err: UnsafeMutablePointer<iapv_error>?,
+                                 verdict: String, _ make: () throws(IAPVFailure) -> [UInt8]) -> Int32 {
     do {
-        let json = try make()
-        guard let result = ResultBox(verdict: verdict, json: json, isValid: false) else {
-            return fail(err, IAPVFailure(.noMemory, "out of memory copying the result"))
-        }
-        out?.pointee = OpaquePointer(Unmanaged.passRetained(result).toOpaque())
-        return 0
+        return deliver(out, err, ResultBox(verdict: verdict, json: try make(), isValid: false))
     } catch {
         return fail(err, error)
     }
@@ -290,7 +290,7 @@ public func iapv_read_transaction_receipt(_ receipt: UnsafePointer<UInt8>?, _ le
     out.pointee = nil
     guard let bytes = buffer(receipt, len) else { return fail(err, IAPVFailure(.invalidArgument, "receipt must not be NULL")) }
     let report = TransactionReceiptReader.read(bytes)
-    return built(out, err, verdict: report.verdictName) { () throws(IAPVFailure) in report.resultJSON() }
+    return grantingNothingCall(out, err, verdict: report.verdictName) { () throws(IAPVFailure) in report.resultJSON() }
 }
 
 @_cdecl("iapv_signer_new")
@@ -312,7 +312,7 @@ public func iapv_api_token(_ s: OpaquePointer?, _ nowMs: Int64, _ out: UnsafeMut
     guard let out else { return fail(err, IAPVFailure(.invalidArgument, "out must not be NULL")) }
     out.pointee = nil
     guard let signer = signer(s) else { return fail(err, IAPVFailure(.invalidArgument, "signer must not be NULL")) }
-    return built(out, err, verdict: "token") { () throws(IAPVFailure) in try signer.apiToken(nowMs: nowMs).resultJSON() }
+    return grantingNothingCall(out, err, verdict: "token") { () throws(IAPVFailure) in try signer.apiToken(nowMs: nowMs).resultJSON() }
 }
 
 @_cdecl("iapv_api_request")
@@ -325,7 +325,7 @@ public func iapv_api_request(_ s: OpaquePointer?, _ call: UnsafePointer<CChar>?,
     guard let bytes = buffer(call, len), len > 0 else {
         return fail(err, IAPVFailure(.invalidArgument, "call_json must not be NULL or empty"))
     }
-    return built(out, err, verdict: "request") { () throws(IAPVFailure) in try signer.apiRequest(bytes, nowMs: nowMs).resultJSON() }
+    return grantingNothingCall(out, err, verdict: "request") { () throws(IAPVFailure) in try signer.apiRequest(bytes, nowMs: nowMs).resultJSON() }
 }
 
 @_cdecl("iapv_sign")
@@ -338,7 +338,7 @@ public func iapv_sign(_ s: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ l
     guard let bytes = buffer(request, len), len > 0 else {
         return fail(err, IAPVFailure(.invalidArgument, "request_json must not be NULL or empty"))
     }
-    return built(out, err, verdict: "signature") { () throws(IAPVFailure) in try signer.sign(bytes, nowMs: nowMs).resultJSON() }
+    return grantingNothingCall(out, err, verdict: "signature") { () throws(IAPVFailure) in try signer.sign(bytes, nowMs: nowMs).resultJSON() }
 }
 
 // MARK: - Results
