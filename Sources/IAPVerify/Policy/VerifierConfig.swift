@@ -45,75 +45,12 @@ public struct VerifierConfig: Sendable {
         var config = VerifierConfig(bundleID: "")
         for (key, value) in members {
             let path = "config.\(key)"
-            switch key {
-            case "bundle_id":
+            if key == "bundle_id" {
                 let s = try ConfigField.string(value, path)
                 guard !s.isEmpty else { throw .config("\(path) must not be empty; use \"*\" to accept any app") }
                 bundle = s
-            case "bundle_versions":
-                config.bundleVersions = try ConfigField.stringArray(value, path)
-            case "environments":
-                var set = Set<ReceiptEnvironment>()
-                for s in try ConfigField.stringArray(value, path) {
-                    guard let env = ReceiptEnvironment(rawValue: s) else {
-                        throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox, Xcode or LocalTesting")
-                    }
-                    set.insert(env)
-                }
-                config.environments = set
-            case "trust":
-                for (k, v) in try ConfigField.object(value, path) {
-                    switch k {
-                    case "roots_pem": config.trustRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
-                    case "include_apple_roots": config.includeAppleRoots = try ConfigField.bool(v, "\(path).\(k)")
-                    default: throw .config("\(path): unknown key \"\(k)\"")
-                    }
-                }
-            case "xcode":
-                for (k, v) in try ConfigField.object(value, path) {
-                    switch k {
-                    case "accept": config.xcodeAccept = try ConfigField.bool(v, "\(path).\(k)")
-                    case "roots_pem": config.xcodeRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
-                    default: throw .config("\(path): unknown key \"\(k)\"")
-                    }
-                }
-            case "device_check":
-                let s = try ConfigField.string(value, path)
-                guard let p = DeviceCheckPolicy(rawValue: s) else {
-                    throw .config("\(path): unknown value \"\(s)\"; use if_given, required or off")
-                }
-                config.deviceCheck = p
-            case "revocation":
-                let s = try ConfigField.string(value, path)
-                guard let r = RevocationPolicy(rawValue: s) else {
-                    throw .config("\(path): unknown value \"\(s)\"; use off or required")
-                }
-                config.revocation = r
-            case "max_input_bytes":
-                let n = try ConfigField.integer(value, path)
-                guard n > 0, n <= Int64(VerifierConfig.hardInputLimit) else {
-                    throw .config("\(path) must be between 1 and \(VerifierConfig.hardInputLimit)")
-                }
-                config.maxInputBytes = Int(n)
-            case "max_receipt_age_ms":
-                if value.isNull { config.maxReceiptAgeMs = nil; continue }
-                let n = try ConfigField.integer(value, path)
-                guard n >= 0 else { throw .config("\(path) must be >= 0 or null") }
-                config.maxReceiptAgeMs = n
-            case "grace_period":
-                let s = try ConfigField.string(value, path)
-                guard let g = GracePeriodPolicy(rawValue: s) else {
-                    throw .config("\(path): unknown value \"\(s)\"; use honor or ignore")
-                }
-                config.gracePeriod = g
-            case "products":
-                config.products = try ProductCatalogParser.parse(value, path)
-            case "app_apple_id":
-                let n = try ConfigField.integer(value, path)
-                guard n > 0 else { throw .config("\(path) must be a positive integer (App Store Connect, App Information, Apple ID)") }
-                config.appAppleID = n
-            default:
-                throw .config("config: unknown key \"\(key)\"")
+            } else {
+                try config.read(key, value, path)
             }
         }
         guard let chosen = bundleIDOverride ?? bundle ?? bundleIDFallback else {
@@ -123,6 +60,68 @@ public struct VerifierConfig: Sendable {
         config.bundleIDFromFallback = bundleIDOverride == nil && bundle == nil
         self = config
     }
+
+    /// One top-level key of the config other than `bundle_id`.
+    private mutating func read(_ key: String, _ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) {
+        switch key {
+        case "bundle_versions":
+            bundleVersions = try ConfigField.stringArray(value, path)
+        case "environments":
+            environments = try Self.environments(value, path)
+        case "trust":
+            for (k, v) in try ConfigField.object(value, path) {
+                switch k {
+                case "roots_pem": trustRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                case "include_apple_roots": includeAppleRoots = try ConfigField.bool(v, "\(path).\(k)")
+                default: throw .config("\(path): unknown key \"\(k)\"")
+                }
+            }
+        case "xcode":
+            for (k, v) in try ConfigField.object(value, path) {
+                switch k {
+                case "accept": xcodeAccept = try ConfigField.bool(v, "\(path).\(k)")
+                case "roots_pem": xcodeRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                default: throw .config("\(path): unknown key \"\(k)\"")
+                }
+            }
+        case "device_check":
+            deviceCheck = try ConfigField.choice(value, path, use: "if_given, required or off")
+        case "revocation":
+            revocation = try ConfigField.choice(value, path, use: "off or required")
+        case "grace_period":
+            gracePeriod = try ConfigField.choice(value, path, use: "honor or ignore")
+        case "max_input_bytes":
+            let n = try ConfigField.integer(value, path)
+            guard n > 0, n <= Int64(VerifierConfig.hardInputLimit) else {
+                throw .config("\(path) must be between 1 and \(VerifierConfig.hardInputLimit)")
+            }
+            maxInputBytes = Int(n)
+        case "max_receipt_age_ms":
+            if value.isNull { maxReceiptAgeMs = nil; return }
+            let n = try ConfigField.integer(value, path)
+            guard n >= 0 else { throw .config("\(path) must be >= 0 or null") }
+            maxReceiptAgeMs = n
+        case "products":
+            products = try ProductCatalogParser.parse(value, path)
+        case "app_apple_id":
+            let n = try ConfigField.integer(value, path)
+            guard n > 0 else { throw .config("\(path) must be a positive integer (App Store Connect, App Information, Apple ID)") }
+            appAppleID = n
+        default:
+            throw .config("config: unknown key \"\(key)\"")
+        }
+    }
+
+    private static func environments(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Set<ReceiptEnvironment> {
+        var set = Set<ReceiptEnvironment>()
+        for s in try ConfigField.stringArray(value, path) {
+            guard let env = ReceiptEnvironment(rawValue: s) else {
+                throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox, Xcode or LocalTesting")
+            }
+            set.insert(env)
+        }
+        return set
+    }
 }
 
 /// Typed accessors that name the offending key when the type is wrong.
@@ -130,6 +129,13 @@ enum ConfigField {
     static func string(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> String {
         guard let s = v.string else { throw .config("\(path) must be a string, got \(v.typeName)") }
         return s
+    }
+    /// A string naming one of `T`'s values; `use` lists them for the message.
+    static func choice<T: RawRepresentable>(_ v: ConfigJSONValue, _ path: String, use: String) throws(IAPVFailure) -> T
+    where T.RawValue == String {
+        let s = try string(v, path)
+        guard let value = T(rawValue: s) else { throw .config("\(path): unknown value \"\(s)\"; use \(use)") }
+        return value
     }
     static func bool(_ v: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Bool {
         guard let b = v.bool else { throw .config("\(path) must be a boolean, got \(v.typeName)") }

@@ -121,15 +121,7 @@ public struct OptionValues: Sendable {
                 host.orders.append(try Self.order(item, "\(path)[\(i)]"))
             }
         case .renewalInfo:
-            // The same reader as a /verifyReceipt body's pending_renewal_info.
-            let doc = try value.serialised.withUnsafeBytes {
-                JSONDocument.parse($0, what: path, status: .invalidArgument)
-            }.get()
-            do {
-                host.renewalInfo = try TransactionJSON.renewalInfos(doc.root, path: path)
-            } catch {
-                throw .argument(error.message)
-            }
+            host.renewalInfo = try Self.renewalInfos(value, path)
         case .lastSignedDateMs:
             guard let n = value.integer else { throw .argument("\(path) must be an integer (Unix ms)") }
             lastSignedDateMs = n
@@ -147,25 +139,49 @@ public struct OptionValues: Sendable {
             guard let n = value.integer, n >= 0 else { throw .argument("\(path) must be an integer >= 0 (milliseconds)") }
             maxAgeMs = n
         case .ocspResponses:
-            guard let items = value.array else { throw .argument("\(path) must be an array of base64 DER OCSP responses") }
-            for (i, item) in items.enumerated() {
-                guard let s = item.string, let der = Base64.decode(Array(s.utf8)), !der.isEmpty else {
-                    throw .argument("\(path)[\(i)] must be a base64 DER OCSP response")
-                }
-                ocspResponses.append(der)
-            }
-        case .httpStatus where entry == .response:
-            guard let n = value.integer, n == 0 || (100...599).contains(n) else {
-                throw .argument("\(path) must be the HTTP status code, 100-599, or 0 when Apple did not answer (refused, reset, timed out)")
-            }
-            httpStatus = n
+            ocspResponses += try Self.ocspResponses(value, path)
         case .httpStatus:
-            guard let n = value.integer, (100...599).contains(n) else { throw .argument("\(path) must be the HTTP status code, 100-599") }
-            httpStatus = n
+            httpStatus = try Self.httpStatus(value, path, entry: entry)
         case .retryAfter:
             guard let s = value.string else { throw .argument("\(path) must be the Retry-After header's text (a string)") }
             retryAfter = s
         }
+    }
+
+    /// The same reader as a /verifyReceipt body's pending_renewal_info.
+    private static func renewalInfos(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [RenewalInfo] {
+        let doc = try value.serialised.withUnsafeBytes {
+            JSONDocument.parse($0, what: path, status: .invalidArgument)
+        }.get()
+        do {
+            return try TransactionJSON.renewalInfos(doc.root, path: path)
+        } catch {
+            throw .argument(error.message)
+        }
+    }
+
+    private static func ocspResponses(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [[UInt8]] {
+        guard let items = value.array else { throw .argument("\(path) must be an array of base64 DER OCSP responses") }
+        var out: [[UInt8]] = []
+        for (i, item) in items.enumerated() {
+            guard let s = item.string, let der = Base64.decode(Array(s.utf8)), !der.isEmpty else {
+                throw .argument("\(path)[\(i)] must be a base64 DER OCSP response")
+            }
+            out.append(der)
+        }
+        return out
+    }
+
+    /// A /verifyReceipt call may also say 0: Apple did not answer at all.
+    private static func httpStatus(_ value: ConfigJSONValue, _ path: String, entry: EntryPoint) throws(IAPVFailure) -> Int64 {
+        if entry == .response {
+            guard let n = value.integer, n == 0 || (100...599).contains(n) else {
+                throw .argument("\(path) must be the HTTP status code, 100-599, or 0 when Apple did not answer (refused, reset, timed out)")
+            }
+            return n
+        }
+        guard let n = value.integer, (100...599).contains(n) else { throw .argument("\(path) must be the HTTP status code, 100-599") }
+        return n
     }
 
     private static func strings(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> [String] {
