@@ -65,9 +65,10 @@ extension Checker {
         try context.admit(count, nowMs: nowMs, what: what)
     }
 
-    /// `transactions` is given up (the engine orders it in place).
-    func entitlements(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
-        context.engine.evaluate(consume transactions, renewals: renewals, host: host, nowMs: nowMs)
+    /// The engine on what the call trusted: `transactions` (given up: the engine orders it in
+    /// place) and the renewal infos that came with them; the engine adds the host's after them.
+    func entitlements(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+        context.engine.evaluate(consume transactions, ownRenewals: ownRenewals, host: host, nowMs: nowMs)
     }
 
     func revocation(of chain: VerifiedChain, responses: [[UInt8]], nowMs: Int64) -> (RevocationReport, (Verdict, String)?) {

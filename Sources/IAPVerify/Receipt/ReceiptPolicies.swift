@@ -1,11 +1,13 @@
 // Receipt checks 8–13 as values: each policy decides one named check from the signed payload,
 // the config and the call. ReceiptVerification runs them in order; the first failure decides.
 
-/// What a policy may read: the verifier's config and the call's options and time.
+/// What a policy may read: the verifier's config, the call's options and time, and the facts the
+/// app rules read from the payload.
 struct PolicyContext {
     let config: VerifierConfig
     let options: ReceiptOptions
     let nowMs: Int64
+    let facts: PolicyFacts
 }
 
 protocol ReceiptPolicy: Sendable {
@@ -13,19 +15,33 @@ protocol ReceiptPolicy: Sendable {
     func evaluate(_ payload: ReceiptPayload, _ context: PolicyContext) -> PolicyOutcome
 }
 
-/// Check 8: a known receipt type in the config's environments.
-struct EnvironmentPolicy: ReceiptPolicy {
-    let check = ReceiptCheck.environment
-    func evaluate(_ payload: ReceiptPayload, _ context: PolicyContext) -> PolicyOutcome {
-        context.config.checkEnvironment(payload.receiptType, what: "receipt")
+extension PolicyFacts {
+    /// A receipt's facts: its type (attribute 0) and attribute 2's UTF-8 bytes. Receipts carry no
+    /// Apple app id; the chain is checked at their creation date.
+    init(receipt payload: ReceiptPayload) {
+        self.init(environment: EnvironmentFact(appleName: payload.receiptType, what: "receipt"),
+                  bundle: .bytes(payload.bundleIDBytes, display: payload.bundleID),
+                  validatedAtMs: payload.creationDateMs, what: "receipt")
     }
 }
 
-/// Check 9: the bundle rule, on attribute 2's UTF-8 bytes.
-struct BundlePolicy: ReceiptPolicy {
-    let check = ReceiptCheck.bundleID
+/// Checks 8 and 9: the app rules every entry point shares (Policy/AppPolicy.swift), as receipt checks.
+struct AppRulePolicy: ReceiptPolicy {
+    let rule: AppRule
+    let check: ReceiptCheck
+
+    /// The receipt check each app rule is; nil for a rule receipts have nothing to check by.
+    init?(_ rule: AppRule) {
+        switch rule {
+        case .environment: check = .environment
+        case .bundle: check = .bundleID
+        case .appAppleID: return nil
+        }
+        self.rule = rule
+    }
+
     func evaluate(_ payload: ReceiptPayload, _ context: PolicyContext) -> PolicyOutcome {
-        context.config.checkBundle(payload.bundleIDBytes, display: payload.bundleID, what: "receipt")
+        context.config.outcome(of: rule, context.facts)
     }
 }
 
@@ -78,8 +94,7 @@ struct AgePolicy: ReceiptPolicy {
 }
 
 enum ReceiptPolicies {
-    /// Checks 8–13, in order.
-    static let all: [any ReceiptPolicy] = [
-        EnvironmentPolicy(), BundlePolicy(), VersionPolicy(), DevicePolicy(), ExpirationPolicy(), AgePolicy(),
-    ]
+    /// Checks 8–13, in order: the app rules in their one order, then the receipt's own.
+    static let all: [any ReceiptPolicy] = AppRule.allCases.compactMap { AppRulePolicy($0) } as [any ReceiptPolicy]
+        + [VersionPolicy(), DevicePolicy(), ExpirationPolicy(), AgePolicy()]
 }

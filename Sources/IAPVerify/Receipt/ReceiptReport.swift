@@ -1,28 +1,19 @@
 // The outcome of one receipt verification: verdict, per-check states and what was decoded.
 
-public enum CheckState: String, Sendable {
-    case ok
-    case failed
-    case skipped
-    case notRun = "not_run"
-    /// The check was deliberately not performed (bundle_id "*").
-    case notChecked = "not_checked"
-}
-
 /// The receipt checks 2–13, in order. An enum, so a mistyped check does not compile.
-public enum ReceiptCheck: String, CaseIterable, Sendable {
+public enum ReceiptCheck: String, CaseIterable, Sendable, RequiredCheck {
     case structure, algorithm, payload, chain, signer, signature, environment
     case bundleID = "bundle_id"
     case bundleVersion = "bundle_version"
     case device, expiration, age
-
-    var index: Int { ReceiptCheck.allCases.firstIndex(of: self)! }
 }
 
 public struct ReceiptReport: Sendable {
     /// Undecided until the last check passes or one fails; an undecided report is never valid.
-    public private(set) var judgement = Judgement.undecided
-    public private(set) var checks: [CheckState] = Array(repeating: .notRun, count: ReceiptCheck.allCases.count)
+    private var gate = CheckGate<ReceiptCheck>()
+    public var judgement: Judgement { gate.judgement }
+    /// Each check's state, in `ReceiptCheck` order.
+    public var checks: [CheckState] { gate.states }
     public internal(set) var payload: ReceiptPayload?
     /// True once the whole payload was decoded: after check 7 passed, or by `inspect`. Before
     /// that only the receipt type and creation date are read, and no purchase is reported.
@@ -45,19 +36,13 @@ public struct ReceiptReport: Sendable {
 
     public init() {}
 
-    public func state(_ check: ReceiptCheck) -> CheckState { checks[check.index] }
+    public func state(_ check: ReceiptCheck) -> CheckState { gate.state(check) }
 
-    mutating func mark(_ check: ReceiptCheck, _ state: CheckState) { checks[check.index] = state }
+    mutating func mark(_ check: ReceiptCheck, _ state: CheckState) { gate.mark(check, state) }
 
     /// Records the failing check and the verdict; later checks stay `not_run`.
-    mutating func fail(_ check: ReceiptCheck, _ verdict: Verdict, _ reason: String) {
-        mark(check, .failed)
-        judgement = Judgement(verdict, reason)
-    }
+    mutating func fail(_ check: ReceiptCheck, _ verdict: Verdict, _ reason: String) { gate.fail(check, verdict, reason) }
 
-    /// The only way to `valid`: every check ran and none failed.
-    mutating func pass(_ reason: String) {
-        guard judgement.isUndecided, !checks.contains(.failed), !checks.contains(.notRun) else { return }
-        judgement = Judgement(.valid, reason)
-    }
+    /// Valid only through the gate: every check ran and none failed.
+    mutating func pass(_ reason: String) { gate.pass(reason) }
 }

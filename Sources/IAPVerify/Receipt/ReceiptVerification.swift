@@ -30,8 +30,7 @@ struct ReceiptChecker: Checker {
         }
         if proceed { policyChecks(options: options, nowMs: nowMs, &report) }
         if report.isValid, let payload = report.payload {
-            report.entitlements = entitlements(Transaction.all(payload.inApp), renewals: options.host.renewalInfo,
-                                               host: options.host, nowMs: nowMs)
+            report.entitlements = entitlements(Transaction.all(payload.inApp), ownRenewals: [], host: options.host, nowMs: nowMs)
         }
         return report
     }
@@ -153,16 +152,14 @@ struct ReceiptChecker: Checker {
 
     private func policyChecks(options: ReceiptOptions, nowMs: Int64, _ report: inout ReceiptReport) {
         guard let payload = report.payload else { return }
-        let context = PolicyContext(config: config, options: options, nowMs: nowMs)
+        let context = PolicyContext(config: config, options: options, nowMs: nowMs, facts: PolicyFacts(receipt: payload))
         for policy in ReceiptPolicies.all {
-            switch policy.evaluate(payload, context) {
-            case .ok: report.mark(policy.check, .ok)
-            case .skipped: report.mark(policy.check, .skipped)
-            case .notChecked: report.mark(policy.check, .notChecked)
-            case .failed(let verdict, let why):
+            let outcome = policy.evaluate(payload, context)
+            if case .failed(let verdict, let why) = outcome {
                 report.fail(policy.check, verdict, why)
                 return
             }
+            outcome.checkState.map { report.mark(policy.check, $0) }
         }
         report.pass(config.bundleID == "*"
             ? "the receipt is signed by Apple (bundle id not checked: the config accepts any app)"

@@ -25,8 +25,33 @@ public struct NotificationSummary: Sendable {
     public var signedDateMs: Int64?
 }
 
+/// The checks an App Store Server API answer must pass before it is valid, in the order they run.
+enum APICheck: CaseIterable, Sendable, RequiredCheck {
+    /// A 2xx status.
+    case http
+    /// A JSON object with the endpoint's required members (or the empty answer it gives).
+    case shape
+    /// The app rules on the answer's unsigned facts (Policy/AppPolicy.swift).
+    case environment, bundle, appAppleID
+    /// Every signed item verified, and the paging token read.
+    case items
+    /// An order lookup's status is 0 (valid).
+    case order
+
+    /// The check each app rule is.
+    init(_ rule: AppRule) {
+        switch rule {
+        case .environment: self = .environment
+        case .bundle: self = .bundle
+        case .appAppleID: self = .appAppleID
+        }
+    }
+}
+
 public struct APIResponseReport: Sendable {
-    public internal(set) var judgement: Judgement
+    /// Undecided until every check passed or one failed; an undecided report is never valid.
+    var gate = CheckGate<APICheck>()
+    public var judgement: Judgement { gate.judgement }
     public internal(set) var endpoint: APIEndpoint
     public internal(set) var environment: ServerEnvironment
     public internal(set) var httpStatus: Int64
@@ -55,16 +80,16 @@ public struct APIResponseReport: Sendable {
 
     public var statusDisagreements: [SubscriptionStatusCheck] { statuses.filter { !$0.agrees } }
 
+    /// Refused by its HTTP status (or before it: the answer is not a 2xx one).
     init(_ verdict: Verdict, _ reason: String, options: APIResponseOptions, endpoint: APIEndpoint, action: NextAction) {
         self.init(options: options, endpoint: endpoint)
-        judgement = Judgement(verdict, reason)
+        gate.fail(.http, verdict, reason)
         self.action = action
     }
 
     /// Undecided and rejecting: where a 2xx answer starts, so that a path that forgets to decide
     /// grants nothing. Only `accept(_:)`, after every check, makes it valid.
     init(options: APIResponseOptions, endpoint: APIEndpoint) {
-        judgement = .undecided
         self.endpoint = endpoint
         environment = options.environment
         deprecations = options.deprecations
@@ -72,15 +97,16 @@ public struct APIResponseReport: Sendable {
         action = .reject
     }
 
-    /// The explicit pass, once every check of the answer has passed.
+    /// The explicit pass: valid only through the gate, when every check of the answer ran and
+    /// none failed (otherwise the answer stays undecided and rejected).
     mutating func accept(_ reason: String) {
-        judgement = Judgement(.valid, reason)
+        guard gate.pass(reason) else { return }
         action = nextPage == nil ? .accept : .nextPage
     }
 
-    /// A failed item or shape: the whole answer grants nothing.
-    mutating func refuse(_ verdict: Verdict, _ reason: String) {
-        judgement = Judgement(verdict, reason)
+    /// A failed check: the whole answer grants nothing.
+    mutating func refuse(_ check: APICheck, _ verdict: Verdict, _ reason: String) {
+        gate.fail(check, verdict, reason)
         action = .reject
         nextPage = nil
         transactions = []
@@ -155,8 +181,8 @@ struct APIResponseChecker: Checker {
                 r.retryAfterMs = RetryAfter.backoff(attempt: options.attempt)
             case .unreadable(let shown):
                 r.retryAfterMs = RetryAfter.backoff(attempt: options.attempt)
-                r.judgement = Judgement(.temporarilyUnavailable,
-                                        "\(what): retry later; Retry-After \(shown) is not a UNIX time in milliseconds, so the backoff applies\(apple)")
+                r.gate.fail(.http, .temporarilyUnavailable,
+                            "\(what): retry later; Retry-After \(shown) is not a UNIX time in milliseconds, so the backoff applies\(apple)")
             }
             return r
         }
@@ -166,8 +192,9 @@ struct APIResponseChecker: Checker {
         guard (200...299).contains(http) else {
             return failure(.malformed, "HTTP \(http) is not an answer the App Store Server API gives; nothing is granted", .reject)
         }
-        return acceptedAPIBody(body, endpoint: endpoint, options: options, nowMs: nowMs,
-                               base: APIResponseReport(options: options, endpoint: endpoint))
+        var base = APIResponseReport(options: options, endpoint: endpoint)
+        base.gate.mark(.http, .ok)
+        return acceptedAPIBody(body, endpoint: endpoint, options: options, nowMs: nowMs, base: base)
     }
 
     /// A 2xx answer: its shape, then every signed item, then the engine.
@@ -184,21 +211,23 @@ struct APIResponseChecker: Checker {
             try verifySignedItems(doc.root, endpoint: endpoint, walker: &walker, options: options, nowMs: nowMs, into: &r)
             try readNextPage(doc.root, endpoint: endpoint, into: &r)
         } catch let e as APIShapeError {
-            r.refuse(.malformed, e.message)
+            r.refuse(.items, .malformed, e.message)
             return r
         } catch let e as APIItemFailure {
-            r.refuse(e.verdict, e.reason)
+            r.refuse(.items, e.verdict, e.reason)
             r.revocation = e.revocation
             return r
         } catch {
-            r.refuse(.malformed, "the answer could not be read")
+            r.refuse(.items, .malformed, "the answer could not be read")
             return r
         }
+        r.gate.mark(.items, .ok)
         r.unsignedJSON = APIAnswerShape.unsignedFields(doc.root, signed: shape.signed)
         if r.orderStatus == 1 {
-            r.refuse(.rejectedByApple, "Apple says the order id is invalid (order lookup status 1)")
+            r.refuse(.order, .rejectedByApple, "Apple says the order id is invalid (order lookup status 1)")
             return r
         }
+        r.gate.mark(.order, r.orderStatus == nil ? .skipped : .ok)
         r.signedItems = walker.verified
         r.revocation = walker.revocation
         r.entitlements = context.engine.evaluate(r.transactions, ownRenewals: r.renewals, host: options.host, nowMs: nowMs)
@@ -214,10 +243,13 @@ struct APIResponseChecker: Checker {
         if body.count > 0 {
             guard case .success(let doc) = JSONDocument.parse(body, what: "answer", status: .invalidArgument),
                   let members = doc.root.members, members.isEmpty else {
-                r.refuse(.malformed, "\(endpoint.rawValue) answers with an empty body; this one has content of another shape")
+                r.refuse(.shape, .malformed, "\(endpoint.rawValue) answers with an empty body; this one has content of another shape")
                 return r
             }
         }
+        // No body: nothing names an environment or an app, and nothing is signed.
+        r.gate.mark(.shape, .ok)
+        for check in [APICheck.environment, .bundle, .appAppleID, .items, .order] { r.gate.mark(check, .skipped) }
         r.entitlements = context.engine.evaluate([], ownRenewals: [], host: options.host, nowMs: nowMs)
         r.accept("Apple accepted the \(endpoint.rawValue) request (HTTP \(r.httpStatus))")
         return r
@@ -230,42 +262,55 @@ struct APIResponseChecker: Checker {
         switch JSONDocument.parse(body, what: "the API answer", status: .invalidArgument) {
         case .success(let d): doc = d
         case .failure(let e):
-            r.refuse(.malformed, e.message)
+            r.refuse(.shape, .malformed, e.message)
             return nil
         }
         guard let members = doc.root.members else {
-            r.refuse(.malformed, "the \(endpoint.rawValue) answer is not a JSON object")
+            r.refuse(.shape, .malformed, "the \(endpoint.rawValue) answer is not a JSON object")
             return nil
         }
         guard members.contains(where: { shape.required.contains($0.key) }) || shape.required.isEmpty else {
-            r.refuse(.malformed, "the answer has none of \(shape.required.joined(separator: ", ")): it is not a \(endpoint.rawValue) answer")
+            r.refuse(.shape, .malformed, "the answer has none of \(shape.required.joined(separator: ", ")): it is not a \(endpoint.rawValue) answer")
             return nil
         }
         for name in shape.required where doc.root[name] == nil {
-            r.refuse(.malformed, "the \(endpoint.rawValue) answer has no \(name)")
+            r.refuse(.shape, .malformed, "the \(endpoint.rawValue) answer has no \(name)")
             return nil
         }
+        r.gate.mark(.shape, .ok)
         return doc
     }
 
-    /// The unsigned fields are only data, but the body's environment and bundle must still match,
-    /// checked in the order every entry point uses: environment, then bundle. False once `r` is refused.
+    /// The unsigned fields are only data, but the body's environment and bundle must still match:
+    /// the app rules, in the order every entry point uses. False once `r` is refused.
     private func unsignedFactsMatch(_ root: JSONValue, options: APIResponseOptions, into r: inout APIResponseReport) -> Bool {
-        if let env = root[literal: "environment"] {
-            guard let e = env.string else { r.refuse(.malformed, "environment must be a string"); return false }
-            if ReceiptEnvironment(appleName: e) != options.environment.receiptEnvironment {
-                r.refuse(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
-                return false
-            }
+        let failure = config.applyAppRules(Self.policyFacts(root, options: options)) { rule, outcome in
+            outcome.checkState.map { r.gate.mark(APICheck(rule), $0) }
         }
-        if let bundle = root[literal: "bundleId"] {
-            guard let b = bundle.string else { r.refuse(.malformed, "bundleId must be a string"); return false }
-            if case .failed(let verdict, let why) = config.checkBundle(b, what: "API answer") {
-                r.refuse(verdict, why)
-                return false
-            }
+        guard let (rule, verdict, why) = failure else { return true }
+        r.refuse(APICheck(rule), verdict, why)
+        return false
+    }
+
+    /// The answer's own environment (it must be the answering host's) and bundle id, when it
+    /// names them; it carries no Apple app id.
+    private static func policyFacts(_ root: JSONValue, options: APIResponseOptions) -> PolicyFacts {
+        let environment: EnvironmentFact
+        switch root[literal: "environment"].map({ $0.string }) {
+        case nil: environment = .unnamed
+        case .some(nil): environment = .refused(.malformed, "environment must be a string")
+        case .some(let e?):
+            environment = ReceiptEnvironment(appleName: e) == options.environment.receiptEnvironment
+                ? .matched
+                : .refused(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
         }
-        return true
+        let bundle: BundleFact
+        switch root[literal: "bundleId"].map({ $0.string }) {
+        case nil: bundle = .unnamed
+        case .some(nil): bundle = .unreadable("bundleId must be a string")
+        case .some(let b?): bundle = .text(b)
+        }
+        return PolicyFacts(environment: environment, bundle: bundle, what: "API answer")
     }
 
     /// Every signed item the endpoint's answer carries, verified through `walker` into `r`.

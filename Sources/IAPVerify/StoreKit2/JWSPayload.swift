@@ -36,6 +36,18 @@ struct JWSFacts {
         creationDateMs = try? f.int("receiptCreationDate")
     }
 
+    /// What the app rules and the signer check read, before the token is trusted. The validation
+    /// time is signedDate, else receiptCreationDate (app transactions), else now: an old
+    /// notification without signedDate is checked now, as Apple's verifier checks it (its nested
+    /// transaction's date is not the outer token's own).
+    func policyFacts(nowMs: Int64) -> PolicyFacts {
+        let kind = kind ?? .unknown
+        return PolicyFacts(environment: environment.map { .named($0) } ?? .refused(.environmentRejected, "the JWS names no known environment"),
+                           bundle: bundleID != nil || kind.namesBundle ? .text(bundleID) : .unnamed,
+                           appAppleID: appAppleID, validatedAtMs: signedDateMs ?? creationDateMs ?? nowMs,
+                           what: kind.described, environmentWhat: "JWS")
+    }
+
     /// Most notifications carry `data`; bulk renewal extensions carry `summary`, consent changes
     /// `appData`, external purchase tokens `externalPurchaseToken`: each names the bundle, and all
     /// but the last the environment.

@@ -95,8 +95,39 @@ public struct NotificationInfo: Sendable {
     public internal(set) var appTransactionJSON: [UInt8]?
 }
 
+/// The checks a JWS must pass before it is valid, in the order they run.
+enum JWSCheck: CaseIterable, Sendable, RequiredCheck {
+    /// Compact JWS, an ES256 header with x5c, a JSON object payload.
+    case token
+    /// The facts read before trust (kind, dates, environment, bundle, app id).
+    case facts
+    /// The kind the caller (or the outer notification) asked for.
+    case kind
+    /// The chain at the validation instant, the signature by its leaf, the leaf's revocation.
+    case signer
+    /// The app rules (Policy/AppPolicy.swift).
+    case environment, bundle, appAppleID
+    /// A payload that names no app of its own: one of the app rules matched, or its kind was asked for.
+    case appNamed
+    /// The payload's records, built after the decision.
+    case records
+    /// A notification's nested signed data (skipped for every other token).
+    case nested
+
+    /// The check each app rule is.
+    init(_ rule: AppRule) {
+        switch rule {
+        case .environment: self = .environment
+        case .bundle: self = .bundle
+        case .appAppleID: self = .appAppleID
+        }
+    }
+}
+
 public struct JWSReport: Sendable {
-    public internal(set) var judgement = Judgement.undecided
+    /// Undecided until every check passed or one failed; an undecided report is never valid.
+    var gate = CheckGate<JWSCheck>()
+    public var judgement: Judgement { gate.judgement }
     public internal(set) var kind: JWSKind?
     public internal(set) var environment: ReceiptEnvironment?
     public internal(set) var bundleID: String?
@@ -121,10 +152,10 @@ public struct JWSReport: Sendable {
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
 
-    /// Refuses the token. What was decoded stays for logs, but no action says to use it: a host
-    /// that reads only the action is as safe as one that reads the verdict.
-    mutating func fail(_ verdict: Verdict, _ reason: String) {
-        judgement = Judgement(verdict, reason)
+    /// Refuses the token at `check`. What was decoded stays for logs, but no action says to use
+    /// it: a host that reads only the action is as safe as one that reads the verdict.
+    mutating func fail(_ check: JWSCheck, _ verdict: Verdict, _ reason: String) {
+        gate.fail(check, verdict, reason)
         notification?.action = .reject
         realtime?.action = .reject
     }
@@ -162,11 +193,10 @@ struct JWSChecker: Checker {
             // An unknown type or subtype changes nothing: its signed data is kept, not applied.
             let changes = n.effect != .unknown
             let txns = changes ? [n.transaction].compactMap { $0 } : []
-            let renewals = (changes ? [n.renewal].compactMap { $0 } : []) + options.host.renewalInfo
-            report.entitlements = entitlements(txns, renewals: renewals, host: options.host, nowMs: nowMs)
+            let renewals = changes ? [n.renewal].compactMap { $0 } : []
+            report.entitlements = entitlements(txns, ownRenewals: renewals, host: options.host, nowMs: nowMs)
         } else {
-            report.entitlements = entitlements([report.transaction].compactMap { $0 },
-                                               renewals: [report.renewal].compactMap { $0 } + options.host.renewalInfo,
+            report.entitlements = entitlements([report.transaction].compactMap { $0 }, ownRenewals: [report.renewal].compactMap { $0 },
                                                host: options.host, nowMs: nowMs)
         }
         return report
@@ -182,9 +212,10 @@ struct JWSChecker: Checker {
         switch SignedToken.read(input) {
         case .success(let t): token = t
         case .failure(let refusal):
-            report.fail(refusal.verdict, refusal.reason)
+            report.fail(.token, refusal.verdict, refusal.reason)
             return report
         }
+        report.gate.mark(.token, .ok)
         report.payloadJSON = token.jws.payload
         var facts = JWSFacts()
         do {
@@ -192,30 +223,36 @@ struct JWSChecker: Checker {
         } catch {
             facts.show(in: &report)
             report.kind = facts.kind
-            report.fail(.malformed, error.message)
+            report.fail(.facts, .malformed, error.message)
             return report
         }
         facts.show(in: &report)
+        report.gate.mark(.facts, .ok)
         let decision = decide(token, facts, nowMs: nowMs, expect: expect, depth: depth, ocsp: ocsp)
         do {
             try JWSRecords.build(token.payload.root, facts, into: &report)
         } catch {
-            report.fail(.malformed, error.message)
+            report.fail(.records, .malformed, error.message)
             return report
         }
+        report.gate.mark(.records, .ok)
         report.validatedAtMs = decision.validatedAtMs
         report.chain = decision.chain
         report.revocation = decision.revocation
+        for (check, state) in decision.marks { report.gate.mark(check, state) }
         if let refusal = decision.refusal {
-            report.fail(refusal.verdict, refusal.reason)
+            report.fail(refusal.check, refusal.verdict, refusal.reason)
             return report
         }
-        if report.kind == .notification, depth == 0, !verifyNested(token.payload.root, &report, nowMs: nowMs, ocsp: ocsp) {
-            return report
+        if report.kind == .notification, depth == 0 {
+            guard verifyNested(token.payload.root, &report, nowMs: nowMs, ocsp: ocsp) else { return report }
+            report.gate.mark(.nested, .ok)
+        } else {
+            report.gate.mark(.nested, .skipped)
         }
         let kind = facts.kind ?? .unknown
         let at = decision.validatedAtMs ?? nowMs
-        report.judgement = Judgement(.valid, "a \(kind.described) signed by \(decision.xcode ? facts.environment?.rawValue ?? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
+        report.gate.pass("a \(kind.described) signed by \(decision.xcode ? facts.environment?.rawValue ?? "Xcode" : "Apple"), checked at \(RFC3339.format(at))")
         return report
     }
 
@@ -224,32 +261,35 @@ struct JWSChecker: Checker {
     private func decide(_ token: SignedToken, _ facts: JWSFacts, nowMs: Int64, expect: JWSKind?, depth: Int, ocsp: [[UInt8]]) -> JWSDecision {
         var decision = JWSDecision()
         if let expect, let kind = facts.kind, kind != expect {
-            decision.refusal = JWSRefusal(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)")
+            decision.refusal = JWSRefusal(.malformed, "the \(depth > 0 ? "nested " : "")token is a \(kind.described), not a \(expect.described)",
+                                          at: .kind)
             return decision
         }
-        trustSigner(token, facts, nowMs: nowMs, ocsp: ocsp, into: &decision)
-        if decision.refusal == nil { decision.refusal = appRuleRefusal(facts, expect: expect) }
+        decision.marks.append((.kind, .ok))
+        let policyFacts = facts.policyFacts(nowMs: nowMs)
+        trustSigner(token, facts, policyFacts, nowMs: nowMs, ocsp: ocsp, into: &decision)
+        guard decision.refusal == nil else { return decision }
+        decision.marks.append((.signer, .ok))
+        applyAppRules(policyFacts, kind: facts.kind ?? .unknown, expect: expect, into: &decision)
         return decision
     }
 
     /// The validation instant, the x5c chain to a configured root at that instant (cached by the
     /// exact x5c bytes), the ES256 signature by its leaf, and the leaf's revocation.
-    private func trustSigner(_ token: SignedToken, _ facts: JWSFacts, nowMs: Int64, ocsp: [[UInt8]], into decision: inout JWSDecision) {
-        // The validation time: signedDate, else receiptCreationDate (app transactions), else now.
-        // An old notification without signedDate is checked now, as Apple's verifier checks it:
-        // its nested transaction's date is not the outer token's own.
-        let at = facts.signedDateMs ?? facts.creationDateMs ?? nowMs
+    private func trustSigner(_ token: SignedToken, _ facts: JWSFacts, _ policyFacts: PolicyFacts, nowMs: Int64, ocsp: [[UInt8]],
+                             into decision: inout JWSDecision) {
+        let at = policyFacts.validatedAtMs ?? nowMs
         let instant: ValidationInstant = facts.signedDateMs == nil && facts.creationDateMs == nil ? .now : .signedDate
         decision.validatedAtMs = at
         let xcode = facts.environment?.isLocal == true
         decision.xcode = xcode
         if xcode, !config.xcodeAccept {
-            decision.refusal = JWSRefusal(.environmentRejected, "this JWS was signed by \(facts.environment?.rawValue ?? "Xcode") (a local certificate); set xcode.accept to accept it")
+            decision.refuse(.environmentRejected, "this JWS was signed by \(facts.environment?.rawValue ?? "Xcode") (a local certificate); set xcode.accept to accept it")
             return
         }
         let certDER = token.certificates
         if !xcode, certDER.count != 3 {
-            decision.refusal = JWSRefusal(.notAppleSigner, "the x5c chain has \(certDER.count) certificates; App Store JWS carry exactly 3")
+            decision.refuse(.notAppleSigner, "the x5c chain has \(certDER.count) certificates; App Store JWS carry exactly 3")
             return
         }
         var keyBytes: [UInt8] = []
@@ -261,13 +301,13 @@ struct JWSChecker: Checker {
                                    signer: { $0.isEmpty ? nil : 0 }) {
         case .success(let chain): verified = chain
         case .failure(let refusal):
-            decision.refusal = JWSRefusal(refusal.verdict, refusal.reason)
+            decision.refuse(refusal.verdict, refusal.reason)
             return
         }
         decision.chain = verified.summaries
         let signature = token.jws.signature
         guard ES256.verify(signature: signature, message: token.jws.signingInput, key: verified.leafKey) else {
-            decision.refusal = JWSRefusal(.signatureInvalid, signature.count == 64
+            decision.refuse(.signatureInvalid, signature.count == 64
                 ? "the ES256 signature does not verify"
                 : "the ES256 signature must be 64 bytes of r‖s, got \(signature.count)")
             return
@@ -275,38 +315,32 @@ struct JWSChecker: Checker {
         // Revocation, at the call's now: a revoked leaf never passes; `required` wants a good answer.
         let (revocation, refusal) = self.revocation(of: verified, responses: ocsp, nowMs: nowMs)
         decision.revocation = revocation
-        if let (verdict, why) = refusal { decision.refusal = JWSRefusal(verdict, why) }
+        if let (verdict, why) = refusal { decision.refuse(verdict, why) }
     }
 
-    /// Environment and app, as for receipts. The app rule holds for every kind, known or not: the
-    /// bundle id wherever the payload has one (kinds that always name one fail closed without it),
-    /// then Apple's app id wherever it has one. A payload that names no app of its own (a realtime
-    /// request, an unknown shape) is valid only when one of the two matched, or when the caller
-    /// asked for its kind by name.
-    private func appRuleRefusal(_ facts: JWSFacts, expect: JWSKind?) -> JWSRefusal? {
-        let environmentOutcome = facts.environment.map { config.checkEnvironment($0, what: "JWS") }
-            ?? .failed(.environmentRejected, "the JWS names no known environment")
-        if case .failed(let verdict, let why) = environmentOutcome { return JWSRefusal(verdict, why) }
-        let kind = facts.kind ?? .unknown
+    /// Environment and app, as for receipts: the app rules over the token's facts (the bundle id
+    /// wherever the payload has one, kinds that always name one failing closed without it; then
+    /// Apple's app id wherever it has one), for every kind, known or not. A payload that names no
+    /// app of its own (a realtime request, an unknown shape) is valid only when one of the two
+    /// matched, or when the caller asked for its kind by name.
+    private func applyAppRules(_ facts: PolicyFacts, kind: JWSKind, expect: JWSKind?, into decision: inout JWSDecision) {
         var appChecked = false
-        if facts.bundleID != nil || kind.namesBundle {
-            switch config.checkBundle(facts.bundleID, what: kind.described) {
-            case .failed(let verdict, let why): return JWSRefusal(verdict, why)
-            case .ok: appChecked = true
-            case .skipped, .notChecked: break
-            }
+        let failure = config.applyAppRules(facts) { rule, outcome in
+            if rule != .environment, outcome == .ok { appChecked = true }
+            if let state = outcome.checkState { decision.marks.append((JWSCheck(rule), state)) }
         }
-        switch config.checkAppAppleID(facts.appAppleID, environment: facts.environment, what: kind.described) {
-        case .failed(let verdict, let why): return JWSRefusal(verdict, why)
-        case .ok: appChecked = true
-        case .skipped, .notChecked: break
+        if let (rule, verdict, why) = failure {
+            decision.refusal = JWSRefusal(verdict, why, at: JWSCheck(rule))
+            return
         }
         if !appChecked, !kind.namesBundle, kind != .renewalInfo, expect != kind {
-            return JWSRefusal(.malformed, kind == .unknown
+            decision.refusal = JWSRefusal(.malformed, kind == .unknown
                 ? "a \(kind.described) is accepted only when its bundleId or appAppleId matches the config, and this one's could not be checked"
-                : "a \(kind.described) names its app only by appAppleId: set app_apple_id in the config, or pass options.kind \"\(kind.rawValue)\" to accept it unchecked")
+                : "a \(kind.described) names its app only by appAppleId: set app_apple_id in the config, or pass options.kind \"\(kind.rawValue)\" to accept it unchecked",
+                at: .appNamed)
+            return
         }
-        return nil
+        decision.marks.append((.appNamed, .ok))
     }
 
     /// A notification's nested signed data, each verified like the outer token (after it, so an
@@ -316,7 +350,7 @@ struct JWSChecker: Checker {
         func nested(_ text: String, _ kind: JWSKind, _ label: String) -> JWSReport? {
             let inner = Array(text.utf8).withUnsafeBytes { verifySigned($0, nowMs: nowMs, expect: kind, depth: 1, ocsp: ocsp) }
             guard inner.isValid else {
-                report.fail(inner.verdict, "\(label): \(inner.judgement.reason)")
+                report.fail(.nested, inner.verdict, "\(label): \(inner.judgement.reason)")
                 return nil
             }
             return inner
@@ -338,25 +372,31 @@ struct JWSChecker: Checker {
     }
 }
 
-/// Why a token is refused, before the report is written.
+/// Why a token is refused, and at which check, before the report is written.
 struct JWSRefusal: Error {
     let verdict: Verdict
     let reason: String
+    let check: JWSCheck
 
-    init(_ verdict: Verdict, _ reason: String) {
+    init(_ verdict: Verdict, _ reason: String, at check: JWSCheck = .token) {
         self.verdict = verdict
         self.reason = reason
+        self.check = check
     }
 }
 
-/// What the facts decided: the instant and chain it was checked at, the leaf's revocation, and
-/// the first refusal (nil when the token is trusted for its app).
+/// What the facts decided: the instant and chain it was checked at, the leaf's revocation, the
+/// checks that ran, and the first refusal (nil when the token is trusted for its app).
 struct JWSDecision {
     var validatedAtMs: Int64?
     var chain: [CertificateSummary] = []
     var revocation: RevocationReport?
+    var marks: [(JWSCheck, CheckState)] = []
     var refusal: JWSRefusal?
     var xcode = false
+
+    /// The signer refused (chain, signature, revocation, or a local signer not accepted).
+    mutating func refuse(_ verdict: Verdict, _ reason: String) { refusal = JWSRefusal(verdict, reason, at: .signer) }
 }
 
 /// A compact JWS whose header holds (ES256 and an x5c chain; nothing else is trusted from it)

@@ -25,14 +25,38 @@ public struct ResponseReceipt: Sendable {
     public internal(set) var latestReceiptPresent = false
 }
 
+/// The checks a /verifyReceipt body must pass before it is valid, in the order they run.
+enum ResponseCheck: CaseIterable, Sendable, RequiredCheck {
+    /// A JSON object with a numeric status.
+    case document
+    /// Apple's status accepts the receipt (0, or 21006 for an expired subscription).
+    case status
+    /// The receipt object, its transactions and renewal infos read.
+    case receipt
+    /// The app rules (Policy/AppPolicy.swift).
+    case environment, bundle, appAppleID
+
+    /// The check each app rule is.
+    init(_ rule: AppRule) {
+        switch rule {
+        case .environment: self = .environment
+        case .bundle: self = .bundle
+        case .appAppleID: self = .appAppleID
+        }
+    }
+}
+
 public struct ResponseReport: Sendable {
-    public internal(set) var judgement: Judgement
+    /// Undecided until every check passed or one failed; an undecided report is never valid.
+    var gate: CheckGate<ResponseCheck>
+    public var judgement: Judgement { gate.judgement }
     public internal(set) var status: Int64?
     public internal(set) var action: NextAction
     public internal(set) var retryAfterMs: Int64?
     public internal(set) var environment: ReceiptEnvironment?
     public internal(set) var receipt: Optional<ResponseReceipt>
     public internal(set) var transactions: [Transaction]
+    /// The body's renewal infos, then the host's: those the engine weighed.
     public internal(set) var renewals: [RenewalInfo]
     /// Filled only for an accepted, valid body.
     public internal(set) var entitlements: Optional<EntitlementReport>
@@ -49,15 +73,18 @@ public struct ResponseReport: Sendable {
     /// The decoded fields came from Apple with status 0 or 21006 and passed the checks.
     public var trusted: Bool { isValid }
 
-    init(_ verdict: Verdict, _ reason: String, status: Int64?, action: NextAction, deprecations: [String] = []) {
-        self.init(judgement: Judgement(verdict, reason), status: status, action: action, retryAfterMs: nil, environment: nil,
+    /// Refused at `check`: the checks after it stay `not_run`.
+    init(_ verdict: Verdict, _ reason: String, at check: ResponseCheck, status: Int64?, action: NextAction, deprecations: [String] = []) {
+        var gate = CheckGate<ResponseCheck>()
+        gate.fail(check, verdict, reason)
+        self.init(gate: gate, status: status, action: action, retryAfterMs: nil, environment: nil,
                   receipt: nil, transactions: [], renewals: [], entitlements: nil, deprecations: deprecations)
     }
 
-    private init(judgement: Judgement, status: Int64?, action: NextAction, retryAfterMs: Int64?, environment: ReceiptEnvironment?,
+    private init(gate: CheckGate<ResponseCheck>, status: Int64?, action: NextAction, retryAfterMs: Int64?, environment: ReceiptEnvironment?,
                  receipt: ResponseReceipt?, transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport?,
                  deprecations: [String]) {
-        self.judgement = judgement
+        self.gate = gate
         self.status = status
         self.action = action
         self.retryAfterMs = retryAfterMs
@@ -70,17 +97,19 @@ public struct ResponseReport: Sendable {
     }
 
     /// Undecided and rejecting: a report nobody decided grants nothing. Only
-    /// `init(acceptedAfterChecks:...)`, after every check of a body, makes one valid.
+    /// `init(accepted:...)`, with a gate every check passed, makes one valid.
     init(undecidedStatus status: Int64, deprecations: [String] = []) {
-        self.init(judgement: .undecided, status: status, action: .reject, retryAfterMs: nil, environment: nil,
+        self.init(gate: CheckGate(), status: status, action: .reject, retryAfterMs: nil, environment: nil,
                   receipt: nil, transactions: [], renewals: [], entitlements: nil, deprecations: deprecations)
     }
 
-    /// The explicit pass: made only at the end of an accepted body, once every check of it has
-    /// passed (the one place a /verifyReceipt report becomes valid).
-    init(acceptedAfterChecks reason: String, status: Int64, environment: ReceiptEnvironment, receipt: ResponseReceipt,
+    /// The end of an accepted body: the gate passes only when every check of it ran and none
+    /// failed; a gate that does not pass leaves the report undecided, rejecting.
+    init(accepted reason: String, gate: CheckGate<ResponseCheck>, status: Int64, environment: ReceiptEnvironment?, receipt: ResponseReceipt,
          transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport, deprecations: [String]) {
-        self.init(judgement: Judgement(.valid, reason), status: status, action: .accept, retryAfterMs: nil, environment: environment,
+        var gate = gate
+        let valid = gate.pass(reason)
+        self.init(gate: gate, status: status, action: valid ? .accept : .reject, retryAfterMs: nil, environment: environment,
                   receipt: receipt, transactions: transactions, renewals: renewals, entitlements: entitlements,
                   deprecations: deprecations)
     }
@@ -131,7 +160,7 @@ struct ResponseChecker: Checker {
         let (action, retryAfterMs) = RetryAfter.temporary(attempt: options.attempt)
         var r = ResponseReport(.temporarilyUnavailable, action == .giveUp
             ? "\(what) after \(options.attempt) attempts: give up and store it for later"
-            : "\(isTemporary): retry later", status: status, action: action, deprecations: options.deprecations)
+            : "\(isTemporary): retry later", at: .status, status: status, action: action, deprecations: options.deprecations)
         r.retryAfterMs = retryAfterMs
         return r
     }
@@ -146,16 +175,18 @@ struct ResponseChecker: Checker {
         let doc: JSONDocument
         switch JSONDocument.parse(body, what: "the response", status: .invalidArgument) {
         case .success(let d): doc = d
-        case .failure(let error): return ResponseReport(.malformed, error.message, status: nil, action: .reject, deprecations: options.deprecations)
+        case .failure(let error): return ResponseReport(.malformed, error.message, at: .document, status: nil, action: .reject, deprecations: options.deprecations)
         }
         let root = doc.root
         guard root.kind == .object else {
-            return ResponseReport(.malformed, "the response is not a JSON object", status: nil, action: .reject, deprecations: options.deprecations)
+            return ResponseReport(.malformed, "the response is not a JSON object", at: .document, status: nil, action: .reject,
+                                  deprecations: options.deprecations)
         }
         guard let statusValue = root[literal: "status"], let status = statusValue.tolerantInt() else {
             let hint = root[literal: "unified_receipt"] != nil
                 ? "; this looks like a server notification (V1): interpret its unified_receipt instead" : ""
-            return ResponseReport(.malformed, "the response has no numeric status\(hint)", status: nil, action: .reject, deprecations: options.deprecations)
+            return ResponseReport(.malformed, "the response has no numeric status\(hint)", at: .document, status: nil, action: .reject,
+                                  deprecations: options.deprecations)
         }
         switch status {
         case 0, 21006:
@@ -167,50 +198,79 @@ struct ResponseChecker: Checker {
                 : endpoint == .production
                     ? "a sandbox receipt was sent to production, and this config does not accept Sandbox"
                     : "21007 from the sandbox endpoint: not retrying (no sandbox/production loop)",
-                status: status, action: retry ? .retrySandbox : .reject, deprecations: options.deprecations)
+                at: .status, status: status, action: retry ? .retrySandbox : .reject, deprecations: options.deprecations)
         case 21008:
             let retry = endpoint == .sandbox
             return ResponseReport(.wrongEnvironment, retry
                 ? "a production receipt was sent to sandbox: call the production endpoint"
                 : "21008 from the production endpoint: not retrying (no sandbox/production loop)",
-                status: status, action: retry ? .retryProduction : .reject, deprecations: options.deprecations)
+                at: .status, status: status, action: retry ? .retryProduction : .reject, deprecations: options.deprecations)
         case 21004:
             return ResponseReport(.configurationError, "Apple rejected the shared secret (21004): fix the password you send",
-                                  status: status, action: .fixConfiguration, deprecations: options.deprecations)
+                                  at: .status, status: status, action: .fixConfiguration, deprecations: options.deprecations)
         case let s where isRetryableStatus(s):
             let flag = root[literal: "is-retryable"]?.tolerantBool() ?? root[literal: "is_retryable"]?.tolerantBool()
             if flag == false {
-                return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", status: s, action: .reject,
+                return ResponseReport(.rejectedByApple, "Apple says status \(s) is not retryable", at: .status, status: s, action: .reject,
                                       deprecations: options.deprecations)
             }
             return Self.temporary("status \(s)", isTemporary: "status \(s) is temporary", status: s, options: options)
         default:
-            return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", status: status, action: .reject,
+            return ResponseReport(.rejectedByApple, "Apple rejected the receipt with status \(status)", at: .status, status: status,
+                                  action: .reject,
                                   deprecations: options.deprecations)
         }
     }
 
-    /// Status 0 or 21006: read the body and apply the receipt checks.
+    /// Status 0 or 21006: read the body, then the app rules, then the engine.
     private func acceptedBody(_ root: JSONValue, status: Int64, endpoint: ServerEnvironment, options: ResponseOptions,
                               nowMs: Int64) -> ResponseReport {
-        func reject(_ verdict: Verdict, _ reason: String) -> ResponseReport {
-            ResponseReport(verdict, reason, status: status, action: .reject, deprecations: options.deprecations)
+        var gate = CheckGate<ResponseCheck>()
+        gate.mark(.document, .ok)
+        gate.mark(.status, .ok)
+        let body: AcceptedBody
+        switch Self.read(root, status: status) {
+        case .success(let b): body = b
+        case .failure(let problem):
+            return ResponseReport(.malformed, problem.message, at: .receipt, status: status, action: .reject, deprecations: options.deprecations)
         }
-        guard let receiptValue = root[literal: "receipt"], receiptValue.kind == .object else {
-            return reject(.malformed, "status \(status) without a receipt object grants nothing")
+        gate.mark(.receipt, .ok)
+        // The same app rules, in the same order, as a receipt, a JWS and an API answer.
+        let facts = Self.policyFacts(root, body.receipt, endpoint: endpoint)
+        if let (rule, verdict, why) = config.applyAppRules(facts, { rule, outcome in outcome.checkState.map { gate.mark(ResponseCheck(rule), $0) } }) {
+            var r = ResponseReport(verdict, why, at: ResponseCheck(rule), status: status, action: .reject, deprecations: options.deprecations)
+            r.environment = facts.environment.known
+            r.receipt = body.receipt
+            return r
         }
-        // The body's parts as locals, and the report made once at the end, valid only there, after
-        // every check (a report changed in place and returned was copied on its way out: every
-        // list and text retained and released). Every other path returns a rejection.
-        let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
+        let environment = facts.environment.known
+        let grants = entitlements(body.transactions, ownRenewals: body.renewals, host: options.host, nowMs: nowMs)
+        return ResponseReport(accepted: status == 21006
+                                  ? "Apple answered 21006: the receipt is valid and its subscription has expired"
+                                  : Self.acceptedReason(body.receipt.bundleID ?? "any app", environment ?? .production),
+                              gate: gate, status: status, environment: environment, receipt: body.receipt, transactions: body.transactions,
+                              renewals: body.renewals + options.host.renewalInfo, entitlements: grants, deprecations: options.deprecations)
+    }
+
+    /// What an accepted body holds: its receipt, transactions and renewal infos.
+    private struct AcceptedBody {
         let receipt: ResponseReceipt
         let transactions: [Transaction]
-        var renewals: [RenewalInfo]
+        let renewals: [RenewalInfo]
+    }
+
+    /// The receipt, in_app ∪ latest_receipt_info (by transaction id, the latest info winning) and
+    /// the renewal infos (an iOS 6 body carries its renewal state at the top level).
+    private static func read(_ root: JSONValue, status: Int64) -> Result<AcceptedBody, FieldProblem> {
+        guard let receiptValue = root[literal: "receipt"], receiptValue.kind == .object else {
+            return .failure(FieldProblem(message: "status \(status) without a receipt object grants nothing"))
+        }
+        let ios6 = receiptValue[literal: "bid"] != nil && receiptValue[literal: "bundle_id"] == nil
         do {
-            receipt = try Self.receipt(receiptValue, root: root, ios6: ios6)
-            // Transactions: in_app ∪ latest_receipt_info, by transaction id, the latest info winning.
+            let receipt = try Self.receipt(receiptValue, root: root, ios6: ios6)
             // A product id repeated in transactions and renewal infos: one String for all.
             var texts = RecentTexts()
+            let transactions: [Transaction]
             if ios6 {
                 var union = TransactionUnion.ByID()
                 union.add([try TransactionJSON.transaction(receiptValue, path: "receipt")])
@@ -222,26 +282,29 @@ struct ResponseChecker: Checker {
                                                         (root[literal: "latest_receipt_info"], "latest_receipt_info")],
                                                        texts: &texts)
             }
-            renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info",
-                                                        texts: &texts)
-            if ios6, let chain = transactions.last?.chainID {
-                // iOS 6 bodies carry the renewal state at the top level.
-                let top = try FieldReader(root, path: "response", .tolerant)
-                var r = RenewalInfo(originalTransactionID: chain)
-                r.autoRenewStatus = try top.bool("auto_renew_status")
-                r.autoRenewProductID = try top.string("auto_renew_product_id")
-                r.expirationIntent = try top.int("expiration_intent")
-                r.isInBillingRetryPeriod = try top.bool("is_in_billing_retry_period")
-                if r.autoRenewStatus != nil || r.expirationIntent != nil || r.isInBillingRetryPeriod != nil {
-                    renewals.append(r)
-                }
-            }
+            var renewals = try TransactionJSON.renewalInfos(root[literal: "pending_renewal_info"], path: "pending_renewal_info",
+                                                            texts: &texts)
+            if ios6, let chain = transactions.last?.chainID, let r = try ios6Renewal(root, chain: chain) { renewals.append(r) }
+            return .success(AcceptedBody(receipt: receipt, transactions: transactions, renewals: renewals))
         } catch {
-            return reject(.malformed, error.message)
+            return .failure(error)
         }
-        renewals += options.host.renewalInfo
+    }
 
-        // The same policy checks, in the same order, as a receipt and a JWS: environment, then bundle.
+    /// An iOS 6 body's top-level renewal state, when it has one.
+    private static func ios6Renewal(_ root: JSONValue, chain: String) throws(FieldProblem) -> RenewalInfo? {
+        let top = try FieldReader(root, path: "response", .tolerant)
+        var r = RenewalInfo(originalTransactionID: chain)
+        r.autoRenewStatus = try top.bool("auto_renew_status")
+        r.autoRenewProductID = try top.string("auto_renew_product_id")
+        r.expirationIntent = try top.int("expiration_intent")
+        r.isInBillingRetryPeriod = try top.bool("is_in_billing_retry_period")
+        return r.autoRenewStatus != nil || r.expirationIntent != nil || r.isInBillingRetryPeriod != nil ? r : nil
+    }
+
+    /// The app rules' facts: the body's environment (else the receipt type's, else the endpoint's)
+    /// and the receipt's bundle id, which a body must carry.
+    private static func policyFacts(_ root: JSONValue, _ receipt: ResponseReceipt, endpoint: ServerEnvironment) -> PolicyFacts {
         let environment: ReceiptEnvironment?
         if let env = root[literal: "environment"]?.string {
             environment = ReceiptEnvironment(appleName: env)
@@ -250,27 +313,9 @@ struct ResponseChecker: Checker {
         } else {
             environment = endpoint == .sandbox ? .sandbox : .production
         }
-        let environmentOutcome = environment.map { config.checkEnvironment($0, what: "response") }
-            ?? .failed(.environmentRejected, "the response is from an unknown environment, which no config accepts")
-        guard let env = environment, environmentOutcome == .ok else {
-            var r = environmentOutcome.rejection(reject)
-            r.environment = environment
-            r.receipt = receipt
-            return r
-        }
-        let bundle = receipt.bundleID
-        if case .failed(let verdict, let why) = config.checkBundle(bundle, what: "response") {
-            var r = reject(verdict, why)
-            r.environment = environment
-            r.receipt = receipt
-            return r
-        }
-        let grants = entitlements(transactions, renewals: renewals, host: options.host, nowMs: nowMs)
-        return ResponseReport(acceptedAfterChecks: status == 21006
-                                  ? "Apple answered 21006: the receipt is valid and its subscription has expired"
-                                  : Self.acceptedReason(bundle ?? "any app", env),
-                              status: status, environment: env, receipt: receipt, transactions: transactions,
-                              renewals: renewals, entitlements: grants, deprecations: options.deprecations)
+        return PolicyFacts(environment: environment.map { .named($0) }
+                               ?? .refused(.environmentRejected, "the response is from an unknown environment, which no config accepts"),
+                           bundle: .text(receipt.bundleID), what: "response")
     }
 
     /// The receipt object's own fields (`receipt`, or an iOS 6 body's top-level receipt).
