@@ -98,7 +98,32 @@ struct PolicyFacts {
     }
 }
 
+/// A check enum with one case for each app rule, so that every checker marks them alike.
+protocol AppRuleChecks: RequiredCheck {
+    static var environment: Self { get }
+    static var bundle: Self { get }
+    static var appAppleID: Self { get }
+}
+
+extension AppRuleChecks {
+    /// The check each app rule is.
+    init(_ rule: AppRule) {
+        switch rule {
+        case .environment: self = .environment
+        case .bundle: self = .bundle
+        case .appAppleID: self = .appAppleID
+        }
+    }
+}
+
 extension VerifierConfig {
+    /// The app rules over `facts`, each one that passed (or did not apply) marked at its check in
+    /// `gate`; the first failure is returned at its check, for the checker to record.
+    func applyAppRules<Check: AppRuleChecks>(_ facts: PolicyFacts, marking gate: inout CheckGate<Check>) -> (Check, Verdict, String)? {
+        let failure = applyAppRules(facts) { rule, outcome in outcome.checkState.map { gate.mark(Check(rule), $0) } }
+        return failure.map { rule, verdict, why in (Check(rule), verdict, why) }
+    }
+
     /// The app rules over `facts`, in `AppRule` order: `each` sees every outcome, and the first
     /// failure stops the rules and is returned (nil when none failed).
     func applyAppRules(_ facts: PolicyFacts, _ each: (AppRule, PolicyOutcome) -> Void = { _, _ in }) -> (AppRule, Verdict, String)? {

@@ -26,7 +26,7 @@ public struct NotificationSummary: Sendable {
 }
 
 /// The checks an App Store Server API answer must pass before it is valid, in the order they run.
-enum APICheck: CaseIterable, Sendable, RequiredCheck {
+enum APICheck: CaseIterable, Sendable, AppRuleChecks {
     /// A 2xx status.
     case http
     /// A JSON object with the endpoint's required members (or the empty answer it gives).
@@ -37,15 +37,6 @@ enum APICheck: CaseIterable, Sendable, RequiredCheck {
     case items
     /// An order lookup's status is 0 (valid).
     case order
-
-    /// The check each app rule is.
-    init(_ rule: AppRule) {
-        switch rule {
-        case .environment: self = .environment
-        case .bundle: self = .bundle
-        case .appAppleID: self = .appAppleID
-        }
-    }
 }
 
 public struct APIResponseReport: Sendable {
@@ -284,11 +275,10 @@ struct APIResponseChecker: Checker {
     /// The unsigned fields are only data, but the body's environment and bundle must still match:
     /// the app rules, in the order every entry point uses. False once `r` is refused.
     private func unsignedFactsMatch(_ root: JSONValue, options: APIResponseOptions, into r: inout APIResponseReport) -> Bool {
-        let failure = config.applyAppRules(Self.policyFacts(root, options: options)) { rule, outcome in
-            outcome.checkState.map { r.gate.mark(APICheck(rule), $0) }
+        guard let (check, verdict, why) = config.applyAppRules(Self.policyFacts(root, options: options), marking: &r.gate) else {
+            return true
         }
-        guard let (rule, verdict, why) = failure else { return true }
-        r.refuse(APICheck(rule), verdict, why)
+        r.refuse(check, verdict, why)
         return false
     }
 

@@ -96,7 +96,7 @@ public struct NotificationInfo: Sendable {
 }
 
 /// The checks a JWS must pass before it is valid, in the order they run.
-enum JWSCheck: CaseIterable, Sendable, RequiredCheck {
+enum JWSCheck: CaseIterable, Sendable, AppRuleChecks {
     /// Compact JWS, an ES256 header with x5c, a JSON object payload.
     case token
     /// The facts read before trust (kind, dates, environment, bundle, app id).
@@ -113,15 +113,6 @@ enum JWSCheck: CaseIterable, Sendable, RequiredCheck {
     case records
     /// A notification's nested signed data (skipped for every other token).
     case nested
-
-    /// The check each app rule is.
-    init(_ rule: AppRule) {
-        switch rule {
-        case .environment: self = .environment
-        case .bundle: self = .bundle
-        case .appAppleID: self = .appAppleID
-        }
-    }
 }
 
 public struct JWSReport: Sendable {

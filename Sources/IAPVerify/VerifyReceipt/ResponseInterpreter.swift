@@ -26,7 +26,7 @@ public struct ResponseReceipt: Sendable {
 }
 
 /// The checks a /verifyReceipt body must pass before it is valid, in the order they run.
-enum ResponseCheck: CaseIterable, Sendable, RequiredCheck {
+enum ResponseCheck: CaseIterable, Sendable, AppRuleChecks {
     /// A JSON object with a numeric status.
     case document
     /// Apple's status accepts the receipt (0, or 21006 for an expired subscription).
@@ -35,15 +35,6 @@ enum ResponseCheck: CaseIterable, Sendable, RequiredCheck {
     case receipt
     /// The app rules (Policy/AppPolicy.swift).
     case environment, bundle, appAppleID
-
-    /// The check each app rule is.
-    init(_ rule: AppRule) {
-        switch rule {
-        case .environment: self = .environment
-        case .bundle: self = .bundle
-        case .appAppleID: self = .appAppleID
-        }
-    }
 }
 
 public struct ResponseReport: Sendable {
@@ -237,8 +228,8 @@ struct ResponseChecker: Checker {
         gate.mark(.receipt, .ok)
         // The same app rules, in the same order, as a receipt, a JWS and an API answer.
         let facts = Self.policyFacts(root, body.receipt, endpoint: endpoint)
-        if let (rule, verdict, why) = config.applyAppRules(facts, { rule, outcome in outcome.checkState.map { gate.mark(ResponseCheck(rule), $0) } }) {
-            var r = ResponseReport(verdict, why, at: ResponseCheck(rule), status: status, action: .reject, deprecations: options.deprecations)
+        if let (check, verdict, why) = config.applyAppRules(facts, marking: &gate) {
+            var r = ResponseReport(verdict, why, at: check, status: status, action: .reject, deprecations: options.deprecations)
             r.environment = facts.environment.known
             r.receipt = body.receipt
             return r
