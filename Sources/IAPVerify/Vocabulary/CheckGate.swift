@@ -34,13 +34,6 @@ struct CheckGate<Check: RequiredCheck>: Sendable {
         states = Array(repeating: .notRun, count: Check.allCases.count)
     }
 
-    /// Refused before any check could run (an input that is not one at all): every check stays
-    /// `not_run`, which no pass accepts.
-    init(refused verdict: Verdict, _ reason: String) {
-        self.init()
-        judgement = Judgement(verdict, reason)
-    }
-
     func state(_ check: Check) -> CheckState { states[check.slot] }
 
     mutating func mark(_ check: Check, _ state: CheckState) { states[check.slot] = state }

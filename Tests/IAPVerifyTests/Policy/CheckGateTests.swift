@@ -1,6 +1,6 @@
 // One gate to `valid` (issue 36): every entry point names its required checks, and a report is
-// valid only when every one of them ran and none failed. A check not run, a failed check or a
-// refusal before any check never makes a report valid, whichever entry point it belongs to.
+// valid only when every one of them ran and none failed. A check not run or a failed check never
+// makes a report valid, whichever entry point it belongs to.
 
 import Foundation
 import XCTest
@@ -40,9 +40,11 @@ final class CheckGateTests: XCTestCase {
         XCTAssertEqual(gate.judgement.verdict, .bundleMismatch)
     }
 
-    func testARefusalBeforeAnyCheckIsNeverValid() {
-        var gate = CheckGate<Step>(refused: .malformed, "not an input at all")
-        for step in Step.allCases { gate.mark(step, .ok) }
+    func testARefusalAtTheFirstCheckIsNeverValid() {
+        var gate = CheckGate<Step>()
+        gate.fail(.first, .malformed, "not an input at all")
+        for step in Step.allCases where step != .first { gate.mark(step, .ok) }
+        XCTAssertEqual(gate.state(.first), .failed)
         XCTAssertFalse(gate.pass("every check ran"))
         XCTAssertEqual(gate.judgement.verdict, .malformed)
     }
