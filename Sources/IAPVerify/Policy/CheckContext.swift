@@ -11,9 +11,10 @@ struct CheckContext: Sendable {
 
     var engine: EngineSettings { EngineSettings(catalog: config.products, grace: config.gracePeriod) }
 
-    /// What every entry point checks before reading a byte: a usable `now` and the size cap.
+    /// What every entry point checks before reading a byte: a usable `now`, then the size cap.
+    /// The verifier calls it once per call (Verifier/Verifier.swift); checkers never do.
     func admit(_ count: Int, nowMs: Int64? = nil, what: String) throws(IAPVFailure) {
-        if let nowMs, nowMs < 0 { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        if let nowMs { try Admission.clock(nowMs) }
         guard count <= config.maxInputBytes else {
             throw IAPVFailure(.tooLarge, "the \(what) is \(count) bytes; max_input_bytes is \(config.maxInputBytes)")
         }
@@ -60,10 +61,6 @@ protocol Checker {
 extension Checker {
     var config: VerifierConfig { context.config }
     var cache: ChainCache { context.cache }
-
-    func admit(_ count: Int, nowMs: Int64? = nil, what: String) throws(IAPVFailure) {
-        try context.admit(count, nowMs: nowMs, what: what)
-    }
 
     /// The engine on what the call trusted: `transactions` (given up: the engine orders it in
     /// place) and the renewal infos that came with them; the engine adds the host's after them.

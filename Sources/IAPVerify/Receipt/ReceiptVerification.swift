@@ -10,12 +10,10 @@ struct ReceiptChecker: Checker {
 
     /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
     func verify(_ input: UnsafeRawBufferPointer, options: ReceiptOptions, nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
-        try admit(0, nowMs: nowMs, what: "receipt")
+        // Check 1, the size, was the verifier's admission (with the clock).
         if config.deviceCheck == .required, options.deviceID == nil {
             throw .argument("device_check is \"required\" but the call passed no options.device_id")
         }
-        // Check 1: size, before any parsing.
-        try admit(input.count, what: "receipt")
         var report = ReceiptReport()
         guard let der = Self.receiptBytes(input) else {
             report.fail(.structure, .malformed, input.isEmpty

@@ -119,7 +119,6 @@ struct APIResponseChecker: Checker {
 
     func interpret(_ body: UnsafeRawBufferPointer, options: APIResponseOptions,
                    nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
-        try admit(body.count, nowMs: nowMs, what: "API answer")
         guard let endpoint = options.endpoint else {
             throw .argument("options.endpoint is required: the API endpoint that answered (e.g. \"transaction_history\")")
         }

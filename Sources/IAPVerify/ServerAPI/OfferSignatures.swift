@@ -118,7 +118,7 @@ extension Signer {
 
     /// Signs what `request` describes: {"kind": ..., "nonce": "<UUID>", and the kind's fields}.
     public func sign(_ request: UnsafeRawBufferPointer, nowMs: Int64) throws(IAPVFailure) -> OfferSignature {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        try Admission.clock(nowMs)
         guard request.count <= 64 * 1024 else { throw .argument("the signature request is \(request.count) bytes; at most 65536") }
         let doc = try ConfigJSONDocument(bytes: request, what: "signature request", status: .invalidArgument)
         guard let members = doc.root.members else { throw .argument("signature request: expected a JSON object, got \(doc.root.typeName)") }

@@ -174,7 +174,7 @@ public struct APIToken: Sendable {
 extension Signer {
     /// A token issued at `nowMs` (whole seconds, as JWT wants) living `lifetimeSeconds`.
     public func apiToken(nowMs: Int64, lifetimeSeconds: Int64 = APIToken.defaultLifetimeSeconds) throws(IAPVFailure) -> APIToken {
-        guard nowMs >= 0 else { throw .argument("now_ms must be Unix milliseconds >= 0, got \(nowMs)") }
+        try Admission.clock(nowMs)
         guard (1...APIToken.maxLifetimeSeconds).contains(lifetimeSeconds) else {
             throw .argument("the token lifetime must be 1-3600 seconds (Apple refuses longer), got \(lifetimeSeconds)")
         }

@@ -49,7 +49,8 @@ public final class Verifier: Sendable {
     package var cachedChainCount: Int { context.cache.count }   // tests and the fuzz harness only
 }
 
-// The entry points: each admits the call, hands it to its domain's checker, and returns the report.
+// The entry points: each admits the call (once, here: the clock, then the size cap), hands it to
+// its domain's checker, and returns the report.
 extension Verifier {
     /// Per-call options as JSON for one entry point, capped by `max_input_bytes` like the input
     /// they come with: the options carry host-supplied lists (delivered ids, orders) that a caller
@@ -63,14 +64,16 @@ extension Verifier {
     /// A non-valid verdict is a normal return; a thrown `IAPVFailure` means the call could not answer.
     public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: ReceiptOptions = ReceiptOptions(),
                               nowMs: Int64) throws(IAPVFailure) -> ReceiptReport {
-        try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: .cached)
+        try context.admit(input.count, nowMs: nowMs, what: "receipt")
+        return try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: .cached)
     }
 
     /// Either crypto path; `.reference` exists only to check the fast path against OpenSSL.
     @_spi(Testing)
     public func verifyReceipt(_ input: UnsafeRawBufferPointer, options: ReceiptOptions = ReceiptOptions(),
                               nowMs: Int64, path: CryptoPath) throws(IAPVFailure) -> ReceiptReport {
-        try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: path)
+        try context.admit(input.count, nowMs: nowMs, what: "receipt")
+        return try ReceiptChecker(context: context).verify(input, options: options, nowMs: nowMs, path: path)
     }
 
     /// Interprets a /verifyReceipt answer the host received.
@@ -90,13 +93,15 @@ extension Verifier {
     /// Verifies a compact JWS (transaction, renewal info, notification, app transaction).
     public func verifyJWS(_ input: UnsafeRawBufferPointer, options: JWSOptions = JWSOptions(),
                           nowMs: Int64) throws(IAPVFailure) -> JWSReport {
-        try JWSChecker(context: context).verify(input, options: options, nowMs: nowMs)
+        try context.admit(input.count, nowMs: nowMs, what: "JWS")
+        return try JWSChecker(context: context).verify(input, options: options, nowMs: nowMs)
     }
 
     /// Interprets an App Store Server API answer the host received.
     public func interpretAPIResponse(_ body: UnsafeRawBufferPointer, options: APIResponseOptions,
                                      nowMs: Int64) throws(IAPVFailure) -> APIResponseReport {
-        try APIResponseChecker(context: context).interpret(body, options: options, nowMs: nowMs)
+        try context.admit(body.count, nowMs: nowMs, what: "API answer")
+        return try APIResponseChecker(context: context).interpret(body, options: options, nowMs: nowMs)
     }
 
     /// Runs an entry point on any byte collection (a Swift host's `[UInt8]`, `ArraySlice`, ...).
