@@ -5,6 +5,10 @@
 // these names: TransactionJSON, JWSPayloadDecoder and every result writer read and write through
 // the tables (RecordFields.swift).
 
+/// The member a transaction's and a renewal info's writer add after the table's rows when the
+/// record has Advanced Commerce items (`iapverify fields` lists it with the rows).
+let advancedCommerceMember: StaticString = "advanced_commerce"
+
 /// A transaction with its commerce fields beside it: a Transaction keeps them out of line, so the
 /// table reads them here and the Transaction stores them once.
 struct TransactionRecord {
@@ -54,7 +58,7 @@ struct TransactionRecord {
             w.beginObject()
             fields.writeMembers(&record, into: &w)
             if let info = record.c.advancedCommerce {
-                w.key("advanced_commerce")
+                w.key(advancedCommerceMember)
                 info.write(into: &w)
             }
             w.endObject()

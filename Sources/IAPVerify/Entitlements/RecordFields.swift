@@ -218,9 +218,17 @@ struct RecordTable<Model>: Sendable {
         hasNestedRows = specs.contains { $0.nested }
     }
 
+    /// The rows written always, in order (a receipt's record is written in their shape).
+    var alwaysWrittenSpecs: [FieldSpec] {
+        specs.filter { $0.output == .always && !$0.nested }
+    }
+
+    /// Every row, in order, with the section it is in (`iapverify fields`).
+    var allSpecs: [FieldSpec] { specs }
+
     /// The snake_case names of the rows written always, in order (tests compare tables by them).
     var alwaysWrittenNames: [String] {
-        specs.filter { $0.output == .always && !$0.nested }.map { "\($0.snake)" }
+        alwaysWrittenSpecs.map { "\($0.snake)" }
     }
 
     // MARK: reading

@@ -90,7 +90,7 @@ extension RenewalInfo {
         var copy = r.pointee
         w.beginObject()
         fields.writeMembers(&copy, into: &w)
-        w.key("advanced_commerce")
+        w.key(advancedCommerceMember)
         info.write(into: &w)
         w.endObject()
     }

@@ -1,6 +1,7 @@
 // Decoding one in-app purchase record (attribute 17): plain DER read in place, into views of the
 // record's bytes; BER or malformed records through the tree reading, which gives the same fields
-// or the precise error.
+// or the precise error. Which attributes are read, and into what, is the record's table
+// (ReceiptRecordTable.swift).
 
 extension ReceiptPayloadDecoder {
     static func inAppPurchase(_ bytes: ArraySlice<UInt8>) throws(PayloadProblem) -> InAppPurchase {
@@ -69,13 +70,10 @@ extension ReceiptPayloadDecoder {
         }
     }
 
-    /// The in-app attribute types `applyInApp` reads into fields; the others are unknown
-    /// attributes (a test checks the two agree for every type around Apple's range).
-    static func readsInApp(_ type: Int64) -> Bool {
-        switch type {
-        case 1701...1708, 1711, 1712, 1713, 1719, 1721: return true
-        default: return false
-        }
+    /// The in-app attribute types the table (ReceiptRecordTable.swift) lists, which `applyInApp`
+    /// reads into fields; the others are unknown attributes.
+    @inline(__always) static func readsInApp(_ type: Int64) -> Bool {
+        InAppAttributes.row(type) != nil
     }
 
     /// Reads one attribute given as a slice (the tree path, and tests) into the record's fields.
@@ -91,26 +89,24 @@ extension ReceiptPayloadDecoder {
         }
     }
 
-    /// Reads one attribute, the bytes `record[start..<end]`, into the record's fields: numbers and
-    /// dates as values, text as views of the record.
+    /// Reads one attribute, the bytes `record[start..<end]`, into the field its table row names:
+    /// numbers and dates as values, text as views of the record. A type the table does not list
+    /// is left in `record` (listed by `unknownAttributes`).
     static func applyInApp(_ type: Int64, _ version: Int64, _ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int,
                            to p: inout InAppPurchase) throws(PayloadProblem) {
-        switch type {
-        case 1701: p.quantity = try integer(record, start, end, type)
-        case 1702: p.productIDText = try text(record, start, end, type)
-        case 1703: p.transactionIDText = try text(record, start, end, type)
-        case 1704: p.purchaseDateMs = try date(record, start, end, type)
-        case 1705: p.originalTransactionIDText = try text(record, start, end, type)
-        case 1706: p.originalPurchaseDateMs = try date(record, start, end, type)
-        case 1707: p.productType = try integer(record, start, end, type)
-        case 1708: p.expiresDateMs = try date(record, start, end, type)
-        case 1711: p.webOrderLineItem = try integer(record, start, end, type)
-        case 1712: p.cancellationDateMs = try date(record, start, end, type)
-        case 1713: p.isTrialPeriod = try integer(record, start, end, type) != 0
-        case 1719: p.isInIntroOfferPeriod = try integer(record, start, end, type) != 0
-        case 1721: p.promotionalOfferIDText = try text(record, start, end, type)
-        default: break  // kept in `record`, listed by `unknownAttributes`
+        guard let row = InAppAttributes.row(type) else { return }
+        let a = InAppAttributes.rows[row]
+        switch a.value {
+        case .integer, .decimal: store(Optional(try integer(record, start, end, type)), at: a.offset, in: &p)
+        case .flag: store(Optional(try integer(record, start, end, type) != 0), at: a.offset, in: &p)
+        case .text: store(try text(record, start, end, type) as TextView, at: a.offset, in: &p)
+        case .date: store(try date(record, start, end, type) as Int64?, at: a.offset, in: &p)
         }
+    }
+
+    /// Sets the stored property at `offset`, whose type the table row's key path fixed as T.
+    @inline(__always) private static func store<T>(_ value: T, at offset: Int, in p: inout InAppPurchase) {
+        withUnsafeMutableBytes(of: &p) { ($0.baseAddress! + offset).assumingMemoryBound(to: T.self).pointee = value }
     }
 
     /// The inner value of `record[start..<end]`: exactly one primitive, definite-length TLV with one

@@ -1,63 +1,205 @@
-// A receipt's in-app record as the result JSON writes it: the normalised transaction's members,
-// by the same names in the same order as the Transaction table's rows written always (a test
-// holds the two lists equal), but read from views of the signed record, so that no String is
-// made between the payload and the result.
+// A receipt's in-app record (attribute 17) as one table: each attribute of it the library reads,
+// by Apple's type number, with what its value is, the member the result writes it as and the
+// InAppPurchase property that keeps it. Everything else follows from the table:
+// - the decoder reads by it, the walk in place and the tree reading alike (InAppRecordDecoder.swift),
+//   and the types it does not list are the record's unknown attributes;
+// - the result's `in_app` rows are written by it, in the members and order of the Transaction
+//   table written always (RecordFieldTables.swift), whose names it shares: what a receipt does not
+//   carry is written as an empty transaction has it; then the attributes that table does not name;
+// - the engine's transactions are filled by it (ReceiptTransactions.swift).
+// An attribute Apple adds is one row here, and the stored property of InAppPurchase it names.
 
-/// What one `in_app` member of a receipt's result holds, the text as views of its record.
-struct ReceiptRecordRow {
-    var quantity: Int64
-    var productID: TextView
-    var transactionID: TextView
-    var originalTransactionID: TextView
-    var purchaseDateMs: Int64?
-    var originalPurchaseDateMs: Int64?
-    var expiresDateMs: Int64?
-    var cancellationDateMs: Int64?
-    var webOrderLineItemID: Int64?
-    var isTrialPeriod: Bool
-    var isInIntroOfferPeriod: Bool
-    var promotionalOfferID: TextView
-    /// A receipt carries none of these: null and false, as in every source's transaction.
-    var cancellationReason: String? = nil
-    var isUpgraded = false
-    var ownershipType: String? = nil
-    var subscriptionGroupIdentifier: String? = nil
+/// What an in-app attribute's value is, as signed, and so how InAppPurchase stores it.
+enum InAppValue: Sendable {
+    /// An INTEGER, stored as `Int64?`.
+    case integer
+    /// An INTEGER that is an id: stored as `Int64?`, given as its decimal text.
+    case decimal
+    /// An INTEGER read as a flag (not 0: true), stored as `Bool?`.
+    case flag
+    /// A UTF8String, IA5String or PrintableString, stored as a `TextView` of the record.
+    case text
+    /// An RFC 3339 IA5String, stored as Unix milliseconds (`Int64?`); an empty one is absent.
+    case date
 
-    init(_ p: InAppPurchase) {
-        quantity = p.quantity ?? 1
-        productID = p.productIDText
-        transactionID = p.transactionIDText
-        originalTransactionID = p.originalTransactionIDText
-        purchaseDateMs = p.purchaseDateMs
-        originalPurchaseDateMs = p.originalPurchaseDateMs
-        expiresDateMs = p.expiresDateMs
-        cancellationDateMs = p.cancellationDateMs
-        webOrderLineItemID = p.webOrderLineItem
-        isTrialPeriod = p.isTrialPeriod ?? false
-        isInIntroOfferPeriod = p.isInIntroOfferPeriod ?? false
-        promotionalOfferID = p.promotionalOfferIDText
+    /// The JSON type the result writes it as (`iapverify fields`).
+    var jsonType: String {
+        switch self {
+        case .integer: return "integer"
+        case .decimal, .text: return "string"
+        case .flag: return "boolean"
+        case .date: return "date_ms"
+        }
+    }
+}
+
+/// One row of the table: an in-app attribute.
+struct InAppAttribute: Sendable {
+    let type: Int64
+    let value: InAppValue
+    /// The member the result writes: the Transaction table's name when it has the field.
+    let name: StaticString
+    /// Where InAppPurchase stores the value.
+    let offset: Int
+    /// The engine reads it: the transactions made for the engine carry it (the others only the
+    /// transactions made for a Swift caller, and the result).
+    let engine: Bool
+
+    init<T>(_ type: Int64, _ value: InAppValue, _ name: StaticString, engine: Bool = true,
+            _ path: WritableKeyPath<InAppPurchase, T>) {
+        let stored: Any.Type
+        switch value {
+        case .integer, .decimal, .date: stored = Int64?.self
+        case .flag: stored = Bool?.self
+        case .text: stored = TextView.self
+        }
+        guard T.self == stored, let offset = MemoryLayout<InAppPurchase>.offset(of: path) else {
+            preconditionFailure("in-app attribute \(type) (\(name)): not a stored \(stored)")
+        }
+        self.type = type
+        self.value = value
+        self.name = name
+        self.offset = offset
+        self.engine = engine
+    }
+}
+
+enum InAppAttributes {
+    /// Every in-app attribute the library reads. Apple's types are 1700...1763.
+    static let rows: [InAppAttribute] = [
+        InAppAttribute(1701, .integer, "quantity", \.quantity),
+        InAppAttribute(1702, .text, "product_id", \.productIDText),
+        InAppAttribute(1703, .text, "transaction_id", \.transactionIDText),
+        InAppAttribute(1704, .date, "purchase_date_ms", \.purchaseDateMs),
+        InAppAttribute(1705, .text, "original_transaction_id", \.originalTransactionIDText),
+        InAppAttribute(1706, .date, "original_purchase_date_ms", \.originalPurchaseDateMs),
+        InAppAttribute(1707, .integer, "product_type", \.productType),   // undocumented by Apple
+        InAppAttribute(1708, .date, "expires_date_ms", \.expiresDateMs),
+        InAppAttribute(1711, .decimal, "web_order_line_item_id", engine: false, \.webOrderLineItem),
+        InAppAttribute(1712, .date, "cancellation_date_ms", \.cancellationDateMs),
+        InAppAttribute(1713, .flag, "is_trial_period", \.isTrialPeriod),
+        InAppAttribute(1719, .flag, "is_in_intro_offer_period", \.isInIntroOfferPeriod),
+        InAppAttribute(1721, .text, "promotional_offer_id", engine: false, \.promotionalOfferIDText),
+    ]
+
+    /// The member that lists a record's attributes the table does not (written when it has any),
+    /// as it lists the payload's.
+    static let unknownMember: StaticString = "unknown_attributes"
+
+    /// The first type of Apple's in-app range; `rowOfType` covers 64 types from it.
+    static let firstType: Int64 = 1700
+
+    /// The row of each type of the range, by `type - firstType` (-1: none).
+    private static let rowOfType: [Int8] = {
+        var index = [Int8](repeating: -1, count: 64)
+        for (i, row) in rows.enumerated() {
+            let slot = Int(row.type - firstType)
+            precondition(slot >= 0 && slot < index.count, "in-app attribute \(row.type) is outside 1700...1763")
+            precondition(index[slot] < 0, "in-app attribute \(row.type) is listed twice")
+            index[slot] = Int8(i)
+        }
+        return index
+    }()
+
+    /// The row of `type`; nil for a type the table does not list (an unknown attribute).
+    @inline(__always) static func row(_ type: Int64) -> Int? {
+        let slot = type &- firstType
+        guard slot >= 0, slot < 64 else { return nil }
+        let row = rowOfType[Int(slot)]
+        return row < 0 ? nil : Int(row)
     }
 
-    private typealias F = RecordField<ReceiptRecordRow>
+    // MARK: the result's row
 
-    /// Written only (a receipt record is read from DER, not JSON); `required` as the Transaction
-    /// table's, so an id a record lacks is written as null there and here.
-    static let fields = RecordTable<ReceiptRecordRow>(always: [
-        F.int("quantity", nil, \.quantity),
-        F.view("product_id", required: 2, \.productID),
-        F.view("transaction_id", required: 1, \.transactionID),
-        F.view("original_transaction_id", \.originalTransactionID),
-        F.int("purchase_date_ms", nil, as: .date(text: "purchase_date"), \.purchaseDateMs),
-        F.int("original_purchase_date_ms", nil, as: .date(text: "original_purchase_date"), \.originalPurchaseDateMs),
-        F.int("expires_date_ms", nil, as: .date(text: "expires_date"), \.expiresDateMs),
-        F.int("cancellation_date_ms", nil, as: .date(text: "cancellation_date"), \.cancellationDateMs),
-        F.string("cancellation_reason", nil, as: .code, \.cancellationReason),
-        F.decimal("web_order_line_item_id", \.webOrderLineItemID),
-        F.bool("is_trial_period", nil, \.isTrialPeriod),
-        F.bool("is_in_intro_offer_period", nil, \.isInIntroOfferPeriod),
-        F.bool("is_upgraded", nil, \.isUpgraded),
-        F.view("promotional_offer_id", \.promotionalOfferID),
-        F.string("in_app_ownership_type", nil, \.ownershipType),
-        F.string("subscription_group_identifier", nil, \.subscriptionGroupIdentifier),
-    ], whenPresent: [], nested: ("commitment", "commitmentInfo", []))
+    /// A member of a receipt record's `in_app` row, in the Transaction table's order.
+    struct Column: Sendable {
+        let name: StaticString
+        /// The row of the attribute that fills it; -1: a receipt carries no such attribute.
+        let attribute: Int
+        /// The record's identity: an empty text is written as null, as for every transaction.
+        let required: Bool
+        /// What an empty transaction holds there: written when the record has no value.
+        let absent: Absent
+    }
+
+    enum Absent: Sendable {
+        case null
+        case bool(Bool)
+        case int(Int64)
+    }
+
+    /// The Transaction table's members written always, each with the attribute that fills it.
+    static let columns: [Column] = {
+        let empty = TransactionRecord.scratch
+        return TransactionRecord.fields.alwaysWrittenSpecs.map { spec in
+            let attribute = rows.firstIndex { "\($0.name)" == "\(spec.snake)" } ?? -1
+            let absent: Absent
+            switch spec.storage {
+            case .int: absent = .int(value(Int64.self, at: spec.offset, of: empty))
+            case .bool: absent = .bool(value(Bool.self, at: spec.offset, of: empty))
+            default: absent = .null
+            }
+            return Column(name: spec.snake, attribute: attribute, required: spec.required != 0, absent: absent)
+        }
+    }()
+
+    /// The attributes no column takes: written after the columns, when the record has them.
+    static let extras: [Int] = rows.indices.filter { i in !columns.contains { $0.attribute == i } }
+
+    private static func value<T>(_: T.Type, at offset: Int, of record: TransactionRecord) -> T {
+        var record = record
+        return withUnsafeBytes(of: &record) { $0.load(fromByteOffset: offset, as: T.self) }
+    }
+
+    /// Writes a record's row members (the columns, then the extras) from the record where it is;
+    /// `text` is its bytes, which the views point into.
+    static func writeMembers(of p: UnsafePointer<InAppPurchase>, text: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
+        let base = UnsafeRawPointer(p)
+        for column in columns {
+            w.key(column.name)
+            if column.attribute < 0 || !write(rows[column.attribute], base, text, required: column.required, into: &w) {
+                switch column.absent {
+                case .null: w.null()
+                case .bool(let b): w.bool(b)
+                case .int(let n): w.int(n)
+                }
+            }
+        }
+        for i in extras where has(rows[i], base) {
+            w.key(rows[i].name)
+            _ = write(rows[i], base, text, required: false, into: &w)
+        }
+    }
+
+    /// Writes the attribute's value; false (and nothing written) when the record has none.
+    @inline(__always)
+    private static func write(_ a: InAppAttribute, _ base: UnsafeRawPointer, _ text: UnsafeBufferPointer<UInt8>,
+                              required: Bool, into w: inout JSONWriter) -> Bool {
+        let at = base + a.offset
+        switch a.value {
+        case .integer, .date:
+            guard let n = at.assumingMemoryBound(to: Int64?.self).pointee else { return false }
+            w.int(n)
+        case .decimal:
+            guard let n = at.assumingMemoryBound(to: Int64?.self).pointee else { return false }
+            w.decimalString(n)
+        case .flag:
+            guard let b = at.assumingMemoryBound(to: Bool?.self).pointee else { return false }
+            w.bool(b)
+        case .text:
+            guard let bytes = at.assumingMemoryBound(to: TextView.self).pointee.bytes(in: text),
+                  !required || bytes.count > 0 else { return false }
+            w.string(utf8: bytes)
+        }
+        return true
+    }
+
+    private static func has(_ a: InAppAttribute, _ base: UnsafeRawPointer) -> Bool {
+        let at = base + a.offset
+        switch a.value {
+        case .integer, .date, .decimal: return at.assumingMemoryBound(to: Int64?.self).pointee != nil
+        case .flag: return at.assumingMemoryBound(to: Bool?.self).pointee != nil
+        case .text: return at.assumingMemoryBound(to: TextView.self).pointee.isPresent
+        }
+    }
 }

@@ -11,6 +11,10 @@ package enum ReceiptDocument: Sendable {
 }
 
 extension ReceiptReport {
+    /// The verdict of `inspect`'s documents: decoded, nothing checked (not a `Verdict`: it is
+    /// never a verification's answer).
+    package static let unverifiedVerdict = "unverified"
+
     /// The full result document.
     public func resultJSON() -> [UInt8] { resultText(.verification).bytes }
 
@@ -26,7 +30,7 @@ extension ReceiptReport {
         var w = JSONWriter(capacity: records.reduce(6144) { $0 + 720 + $1.record.count + $1.record.count / 8 })
         w.beginObject()
         if document == .unverifiedInspection {
-            w.field("verdict", "unverified")
+            w.field("verdict", Self.unverifiedVerdict)
             w.field("reason", "decoded without verification: nothing in it is trusted")
         } else {
             w.field("verdict", verdict.rawValue)
@@ -86,13 +90,12 @@ extension ReceiptReport {
             // Read in place (a copy of a purchase retains its record once more).
             for i in purchases.indices {
                 // The normalised transaction's members (as a /verifyReceipt answer's `in_app`), then
-                // what only a receipt record carries; text copied from the record as it was signed.
+                // what only a receipt record carries, by the record's table (ReceiptRecordTable.swift);
+                // text copied from the record as it was signed.
                 w.beginObject()
                 let p = purchases.baseAddress! + i   // through the pointer: a subscript would copy the purchase
-                var row = ReceiptRecordRow(p.pointee)
                 p.pointee.record.withUnsafeBufferPointer { text in
-                    ReceiptRecordRow.fields.writeMembers(&row, text: text, into: &w)
-                    w.optional("product_type", p.pointee.productType)
+                    InAppAttributes.writeMembers(of: p, text: text, into: &w)
                     if p.pointee.isPlainDER {
                         Self.writeUnknown(inPlainRecord: text, into: &w)
                     } else {
@@ -103,7 +106,7 @@ extension ReceiptReport {
             }
         }
         w.endArray()
-        w.key("unknown_attributes")
+        w.key(InAppAttributes.unknownMember)
         Self.writeUnknown(p.unknownAttributes, into: &w)
         w.endObject()
     }
@@ -113,7 +116,7 @@ extension ReceiptReport {
         var listed = false
         _ = AttributeSet.walkRaw(record) { type, version, start, end in
             guard !ReceiptPayloadDecoder.readsInApp(type) else { return true }
-            if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
+            if !listed { w.key(InAppAttributes.unknownMember); w.beginArray(); listed = true }
             w.attribute(type: type, version: version, value: UnsafeBufferPointer(rebasing: record[start..<end]))
             return true
         }
@@ -124,7 +127,7 @@ extension ReceiptReport {
     private static func writeUnknown(of t: InAppPurchase, into w: inout JSONWriter) {
         var listed = false
         t.forEachUnknownAttribute { a in
-            if !listed { w.key("unknown_attributes"); w.beginArray(); listed = true }
+            if !listed { w.key(InAppAttributes.unknownMember); w.beginArray(); listed = true }
             writeUnknown(a, into: &w)
         }
         if listed { w.endArray() }

@@ -1,6 +1,7 @@
 // A receipt's purchases as the engine's transactions: the receipt knows its own fields, the
-// engine knows only `Transaction`. (The result's `in_app` is written from the purchases' views by
-// ReceiptRecordTable.swift; these are made for the engine alone.)
+// engine knows only `Transaction`. Each attribute of the record's table (ReceiptRecordTable.swift)
+// goes into the Transaction field of the same name (RecordFieldTables.swift); the result's `in_app`
+// is written from the purchases' views, and these are made for the engine and Swift callers.
 
 #if canImport(Glibc)
 import Glibc
@@ -9,26 +10,22 @@ import Glibc
 extension Transaction {
     /// A decoded receipt purchase as a transaction; nil when it lacks the ids the engine needs.
     init?(_ p: InAppPurchase) {
-        guard let t = Transaction.all([p]).first else { return nil }
-        self = t
-        webOrderLineItemID = p.webOrderLineItemID
-        promotionalOfferID = p.promotionalOfferID
+        var recent = RecentTexts()
+        var made: Transaction?
+        withUnsafePointer(to: p) { p in
+            p.pointee.record.withUnsafeBufferPointer { record in
+                guard let (id, productID) = InAppTransactionFill.identity(p, record, &recent) else { return }
+                var t = Transaction(id: id, productID: productID)
+                InAppTransactionFill.fill(&t, from: p, record: record, engineOnly: false)
+                made = t
+            }
+        }
+        guard let made else { return nil }
+        self = made
     }
 
-    /// Everything but the ids `init(transactionID:productID:)` takes, and the web order line item
-    /// and offer ids, which the engine never reads. `record` holds the bytes the views point into.
-    private mutating func fill(forEngine p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>) {
-        originalID = p.pointee.originalTransactionIDText.bytes(in: record).map { IDText(utf8: $0) }
-        quantity = p.pointee.quantity ?? 1
-        purchaseDateMs = p.pointee.purchaseDateMs
-        originalPurchaseDateMs = p.pointee.originalPurchaseDateMs
-        expiresDateMs = p.pointee.expiresDateMs
-        cancellationDateMs = p.pointee.cancellationDateMs
-        isTrialPeriod = p.pointee.isTrialPeriod ?? false
-        isInIntroOfferPeriod = p.pointee.isInIntroOfferPeriod ?? false
-    }
-
-    /// The receipt's purchases that carry the ids the engine needs, for the engine, in one allocation.
+    /// The receipt's purchases that carry the ids the engine needs, for the engine, in one
+    /// allocation. The web order line item and offer ids, which the engine never reads, are left out.
     static func all(_ purchases: [InAppPurchase]) -> [Transaction] {
         var out: [Transaction] = []
         out.reserveCapacity(purchases.count)
@@ -40,13 +37,116 @@ extension Transaction {
                 // through an optional, so its text fields are retained once.
                 let p = list.baseAddress! + i
                 p.pointee.record.withUnsafeBufferPointer { record in
-                    guard let id = p.pointee.transactionIDText.bytes(in: record),
-                          let productID = recent.text(p.pointee.productIDText.bytes(in: record)) else { return }
-                    out.append(Transaction(id: IDText(utf8: id), productID: productID))
-                    out[out.count - 1].fill(forEngine: p, record: record)
+                    guard let (id, productID) = InAppTransactionFill.identity(p, record, &recent) else { return }
+                    out.append(Transaction(id: id, productID: productID))
+                    InAppTransactionFill.fill(&out[out.count - 1], from: p, record: record, engineOnly: true)
                 }
             }
         }
         return out
+    }
+}
+
+/// Where each attribute of the record's table goes in a Transaction: the Transaction table's
+/// field of the same name (its offset in the Transaction, and how it is stored).
+enum InAppTransactionFill {
+    struct Target: Sendable {
+        /// The attribute's row in `InAppAttributes.rows`.
+        let attribute: Int
+        /// Where the Transaction stores the field, and as what.
+        let offset: Int
+        let storage: FieldStorage
+        let engine: Bool
+    }
+
+    /// The attributes of the record's identity, which `Transaction(id:productID:)` takes: the
+    /// Transaction table's required rows (1: the transaction id, 2: the product id).
+    static let identityRows: (id: Int, productID: Int) = {
+        let specs = TransactionRecord.fields.alwaysWrittenSpecs
+        func row(_ required: Int) -> Int {
+            guard let spec = specs.first(where: { $0.required == required }),
+                  let row = InAppAttributes.rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }),
+                  InAppAttributes.rows[row].value == .text else {
+                preconditionFailure("the in-app record table has no text attribute for required field \(required)")
+            }
+            return row
+        }
+        return (row(1), row(2))
+    }()
+
+    /// Every other attribute the Transaction table has a field for.
+    static let targets: [Target] = {
+        let base = MemoryLayout<TransactionRecord>.offset(of: \TransactionRecord.t)!
+        let size = MemoryLayout<Transaction>.size
+        var out: [Target] = []
+        for spec in TransactionRecord.fields.allSpecs where spec.required == 0 {
+            guard let row = InAppAttributes.rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }) else { continue }
+            let a = InAppAttributes.rows[row]
+            precondition(spec.offset >= base && spec.offset < base + size, "\(spec.snake): not a field of the Transaction itself")
+            precondition(converts(a.value, spec.storage), "\(spec.snake): attribute \(a.type) cannot fill a \(spec.storage) field")
+            out.append(Target(attribute: row, offset: spec.offset - base, storage: spec.storage, engine: a.engine))
+        }
+        return out
+    }()
+
+    /// The pairs `fill` knows.
+    private static func converts(_ value: InAppValue, _ storage: FieldStorage) -> Bool {
+        switch (value, storage) {
+        case (.text, .optionalID), (.text, .optionalString), (.integer, .int), (.integer, .optionalInt),
+             (.date, .optionalInt), (.flag, .bool), (.flag, .optionalBool), (.decimal, .optionalID):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The transaction id and product id of a record that has both (the product id shared with
+    /// the other records through `recent`).
+    @inline(__always)
+    static func identity(_ p: UnsafePointer<InAppPurchase>, _ record: UnsafeBufferPointer<UInt8>,
+                         _ recent: inout RecentTexts) -> (IDText, String)? {
+        let rows = identityRows
+        guard let id = view(p, rows.id).bytes(in: record),
+              let productID = recent.text(view(p, rows.productID).bytes(in: record)) else { return nil }
+        return (IDText(utf8: id), productID)
+    }
+
+    @inline(__always) private static func view(_ p: UnsafePointer<InAppPurchase>, _ row: Int) -> TextView {
+        (UnsafeRawPointer(p) + InAppAttributes.rows[row].offset).assumingMemoryBound(to: TextView.self).pointee
+    }
+
+    /// Sets every field but the identity from the record (`engineOnly`: the fields the engine
+    /// reads); a field the record lacks keeps the transaction's default.
+    static func fill(_ t: inout Transaction, from p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>,
+                     engineOnly: Bool) {
+        let source = UnsafeRawPointer(p)
+        withUnsafeMutableBytes(of: &t) { raw in
+            let target = raw.baseAddress!
+            for f in targets where f.engine || !engineOnly {
+                let a = InAppAttributes.rows[f.attribute]
+                let from = source + a.offset, to = target + f.offset
+                switch (a.value, f.storage) {
+                case (.text, .optionalID):
+                    let bytes = from.assumingMemoryBound(to: TextView.self).pointee.bytes(in: record)
+                    to.assumingMemoryBound(to: IDText?.self).pointee = bytes.map { IDText(utf8: $0) }
+                case (.text, .optionalString):
+                    let bytes = from.assumingMemoryBound(to: TextView.self).pointee.bytes(in: record)
+                    to.assumingMemoryBound(to: String?.self).pointee = bytes.map { String(decoding: $0, as: UTF8.self) }
+                case (.integer, .int):
+                    if let n = from.assumingMemoryBound(to: Int64?.self).pointee { to.assumingMemoryBound(to: Int64.self).pointee = n }
+                case (.integer, .optionalInt), (.date, .optionalInt):
+                    to.assumingMemoryBound(to: Int64?.self).pointee = from.assumingMemoryBound(to: Int64?.self).pointee
+                case (.flag, .bool):
+                    if let b = from.assumingMemoryBound(to: Bool?.self).pointee { to.assumingMemoryBound(to: Bool.self).pointee = b }
+                case (.flag, .optionalBool):
+                    to.assumingMemoryBound(to: Bool?.self).pointee = from.assumingMemoryBound(to: Bool?.self).pointee
+                case (.decimal, .optionalID):
+                    to.assumingMemoryBound(to: IDText?.self).pointee =
+                        from.assumingMemoryBound(to: Int64?.self).pointee.map { IDText(String($0)) }
+                default:
+                    break   // `targets` holds only the pairs above
+                }
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ public struct TransactionReceiptReport: Sendable {
     public internal(set) var purchaseInfo: [(key: String, value: String)] = []
 
     /// Never "valid": nothing in a transaction receipt is checked.
-    public var verdictName: String { isRead ? "unverified" : Verdict.malformed.rawValue }
+    public var verdictName: String { isRead ? ReceiptReport.unverifiedVerdict : Verdict.malformed.rawValue }
 
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + purchaseInfo.count * 64)
