@@ -13,14 +13,14 @@ struct IAPVerifyCommand: ParsableCommand {
         commandName: "iapverify",
         abstract: "Verify App Store receipts and StoreKit 2 JWS, build and interpret App Store Server API calls, compute entitlements.",
         discussion: """
-            Every command but `states` reads FILE (or - for standard input) and prints the result JSON; none uses the network.
+            Every command but `states` and `fields` reads FILE (or - for standard input) and prints the result JSON; none uses the network.
             Exit codes: 0 valid, 1 any other verdict, 2 usage, config or input errors.
             Manual: docs/cli.md in the iapverify repository.
             """,
         version: IAPV_VERSION_STRING,  // the header's, which c-test holds to VERSION
         subcommands: [ReceiptCommand.self, ResponseCommand.self, EntitlementsCommand.self, JWSCommand.self,
                       APIRequestCommand.self, APIResponseCommand.self, SignCommand.self, OCSPRequestCommand.self,
-                      InspectCommand.self, StatesCommand.self])
+                      InspectCommand.self, StatesCommand.self, FieldsCommand.self])
 }
 
 /// Runs the command with the exit codes of docs/cli.md (ArgumentParser's own usage code 64 becomes 2).

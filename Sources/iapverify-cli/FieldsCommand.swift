@@ -1,0 +1,46 @@
+import ArgumentParser
+import IAPVerify
+
+struct FieldsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fields", abstract: "Print the members of every record a result holds, the verdicts, actions and environments.",
+        discussion: "From the core's own record tables and enums: what the bindings and the JSON Schemas are checked against. Manual: docs/cli.md.")
+
+    @Flag(name: .long, help: "Print JSON (the only format).")
+    var json = false
+
+    @Flag(name: .long, help: "Indent the JSON.")
+    var pretty = false
+
+    func run() throws {
+        IO.printJSON(Array(FieldList.json().utf8), pretty: pretty)
+    }
+}
+
+/// The core's tables and enums as one JSON document, in their own order (the same core always
+/// gives the same bytes).
+enum FieldList {
+    static func json() -> String {
+        let records = FieldCatalog.records.map { "\"\($0.record)\":" + fields($0.fields) }
+        return "{\"records\":{" + records.joined(separator: ",") + "},"
+            + "\"verdicts\":" + words(Verdict.allCases.map(\.rawValue)) + ","
+            + "\"inspect_verdicts\":" + words([ReceiptReport.unverifiedVerdict]) + ","
+            + "\"actions\":" + words(NextAction.allCases.map(\.rawValue)) + ","
+            + "\"notification_actions\":" + words(NotificationAction.every.map(\.rawValue)) + ","
+            + "\"realtime_actions\":" + words(RealtimeAction.every.map(\.rawValue)) + ","
+            + "\"environments\":" + words(ReceiptEnvironment.allCases.map(\.rawValue)) + ","
+            + "\"server_environments\":" + words(ServerEnvironment.allCases.map(\.rawValue)) + "}"
+    }
+
+    private static func fields(_ list: [FieldEntry]) -> String {
+        "[" + list.map { f in
+            "{\"name\":\(text(f.name)),\"type\":\(text(f.type)),\"written\":\(text(f.written))"
+                + (f.attribute.map { ",\"attribute\":\($0)" } ?? "")
+                + (f.fields.isEmpty ? "" : ",\"fields\":" + fields(f.fields)) + "}"
+        }.joined(separator: ",") + "]"
+    }
+
+    private static func words(_ list: [String]) -> String { "[" + list.map(text).joined(separator: ",") + "]" }
+
+    private static func text(_ s: String) -> String { "\"" + StateDiagram.escaped(s) + "\"" }
+}
