@@ -227,8 +227,10 @@ deb-test: deb
 swift-example-test: bootstrap
 	examples/swift/run-tests.sh
 
+# Then the bindings and docs/schema against the core's own tables (`iapverify fields --json`).
 cli-test: all
 	Tests/cli/run.sh
+	$(PYTHON) Tests/architecture/check_fields.py
 
 bench: bootstrap all
 	Benchmarks/run.sh

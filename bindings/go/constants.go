@@ -61,6 +61,24 @@ const (
 	ActionRecordOnly          Action = "record_only"
 )
 
+// The action of a Retention Messaging realtime request a host should answer; ActionIgnoreDuplicate,
+// ActionIgnoreStale and ActionReject too.
+const (
+	ActionRespond Action = "respond"
+)
+
+// Environment is the environment a receipt, a signed token or a /verifyReceipt answer names, as
+// Apple spells it (Result.Environment, a transaction's "environment").
+type Environment string
+
+// The environments.
+const (
+	ProductionEnvironment   Environment = "Production"
+	SandboxEnvironment      Environment = "Sandbox"
+	XcodeEnvironment        Environment = "Xcode"
+	LocalTestingEnvironment Environment = "LocalTesting"
+)
+
 // ServerEnvironment is which of Apple's servers a call goes to or an answer came from: the
 // /verifyReceipt host (Options.Environment) or the App Store Server API host (a call's
 // "environment", APIResponseOptions.Environment, APIResult.Environment). It is spelled as Apple

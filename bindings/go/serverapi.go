@@ -414,6 +414,9 @@ type Transaction struct {
 
 	ProductType       *int64             `json:"product_type,omitempty"`       // receipts: attribute 1707 (undocumented by Apple)
 	UnknownAttributes []UnknownAttribute `json:"unknown_attributes,omitempty"` // receipts: the attributes the library does not name
+
+	// AdvancedCommerce is an Advanced Commerce API purchase's items and taxes (docs/results.md), as the library wrote them.
+	AdvancedCommerce json.RawMessage `json:"advanced_commerce,omitempty"`
 }
 
 // UnknownAttribute is a receipt attribute the library does not name, kept as it was.
@@ -459,6 +462,8 @@ type RenewalInfo struct {
 	Environment                   *string            `json:"environment,omitempty"`
 	RenewalBillingPlanType        *string            `json:"renewal_billing_plan_type,omitempty"`
 	Commitment                    *RenewalCommitment `json:"commitment,omitempty"`
+	// AdvancedCommerce is an Advanced Commerce API subscription's items (docs/results.md), as the library wrote them.
+	AdvancedCommerce json.RawMessage `json:"advanced_commerce,omitempty"`
 }
 
 // RenewalCommitment is the commitment part of a renewal info.

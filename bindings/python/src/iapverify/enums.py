@@ -71,6 +71,15 @@ class NotificationAction(StrEnum):
     REJECT = "reject"
 
 
+class RealtimeAction(StrEnum):
+    """What to do with a verified Retention Messaging realtime request (its ``action``)."""
+
+    RESPOND = "respond"
+    IGNORE_DUPLICATE = "ignore_duplicate"
+    IGNORE_STALE = "ignore_stale"
+    REJECT = "reject"
+
+
 class EntitlementState(StrEnum):
     """An entitlement's ``state`` (docs/entitlements.md)."""
 

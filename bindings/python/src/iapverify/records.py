@@ -242,6 +242,8 @@ class Transaction(Record):
     # receipts only, when the record carries them
     product_type: Optional[int] = None                 # attribute 1707, undocumented by Apple
     unknown_attributes: Optional[tuple[dict[str, Any], ...]] = None  # each {type, version, value_base64}
+    # Advanced Commerce API purchases only: the items and their taxes (docs/results.md)
+    advanced_commerce: Optional[dict[str, Any]] = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _CONVERT = {"environment": _environment, "unknown_attributes": _tuple}
@@ -402,6 +404,7 @@ class RenewalInfo(Record):
     environment: Union[Environment, str, None] = None
     renewal_billing_plan_type: Optional[str] = None
     commitment: Optional[dict[str, Any]] = None
+    advanced_commerce: Optional[dict[str, Any]] = None  # Advanced Commerce API subscriptions only
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _CONVERT = {"environment": _environment, "eligible_win_back_offer_ids": _tuple}
