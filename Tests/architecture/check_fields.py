@@ -40,9 +40,9 @@ def differ(what: str, where: str, core: set[str], binding: set[str]) -> None:
     """Notes the names the core has and `where` lacks, and the other way round."""
     missing, extra = sorted(core - binding), sorted(binding - core)
     if missing:
-        problems.append(f"{where}: {what}: missing {', '.join(missing)} (the core writes them: add them)")
+        problems.append(f"{where}: {what}: lacks {', '.join(missing)}, which the core has: add them")
     if extra:
-        problems.append(f"{where}: {what}: has {', '.join(extra)}, which the core does not write (remove or rename them)")
+        problems.append(f"{where}: {what}: has {', '.join(extra)}, which the core does not: remove or rename them")
 
 
 # -- the core ------------------------------------------------------------------------------------
