@@ -5,25 +5,9 @@ import XCTest
 /// its number: the types Apple uses are tracked by bit (0...63 and 1700...1763) and every other
 /// number by a set, so the edges of both windows and numbers outside them are checked here.
 final class DuplicateAttributeTests: XCTestCase {
-    private func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        precondition(content.count < 0x10000)
-        let length: [UInt8] = content.count < 0x80 ? [UInt8(content.count)]
-            : content.count < 0x100 ? [0x81, UInt8(content.count)] : [0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)]
-        return [tag] + length + content
-    }
-
-    private func integer(_ v: Int64) -> [UInt8] {
-        var bytes = withUnsafeBytes(of: v.bigEndian, Array.init)
-        while bytes.count > 1, (bytes[0] == 0 && bytes[1] < 0x80) || (bytes[0] == 0xFF && bytes[1] >= 0x80) { bytes.removeFirst() }
-        return tlv(0x02, bytes)
-    }
-
-    private func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] {
-        tlv(0x30, integer(type) + integer(1) + tlv(0x04, value))
-    }
-
-    /// DER sorts SET OF members by their encoding; the decoder does not insist, so order is free.
-    private func set(_ members: [[UInt8]]) -> [UInt8] { tlv(0x31, members.flatMap { $0 }) }
+    private func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { AttributeDER.tlv(tag, content) }
+    private func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] { AttributeDER.attribute(type, value) }
+    private func set(_ members: [[UInt8]]) -> [UInt8] { AttributeDER.set(members) }
 
     private func decode(_ payload: [UInt8]) -> String? {
         do throws(PayloadProblem) {

@@ -5,20 +5,9 @@ import XCTest
 /// The in-app record's table (ReceiptRecordTable.swift) drives the decoder's two readings, the
 /// result's `in_app` row and the engine's transactions: each row is checked through all of them.
 final class InAppAttributeTableTests: XCTestCase {
-    private func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        precondition(content.count < 0x80)
-        return [tag, UInt8(content.count)] + content
-    }
-
-    private func integer(_ v: Int64) -> [UInt8] {
-        var bytes = withUnsafeBytes(of: v.bigEndian, Array.init)
-        while bytes.count > 1, (bytes[0] == 0 && bytes[1] < 0x80) || (bytes[0] == 0xFF && bytes[1] >= 0x80) { bytes.removeFirst() }
-        return tlv(0x02, bytes)
-    }
-
-    private func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] {
-        tlv(0x30, integer(type) + integer(1) + tlv(0x04, value))
-    }
+    private func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { AttributeDER.tlv(tag, content) }
+    private func integer(_ v: Int64) -> [UInt8] { AttributeDER.integer(v) }
+    private func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] { AttributeDER.attribute(type, value) }
 
     /// A value of each kind, and what the result writes for it.
     private func sample(_ a: InAppAttribute) -> (der: [UInt8], json: Any) {
@@ -33,8 +22,7 @@ final class InAppAttributeTableTests: XCTestCase {
 
     /// A record holding every attribute of the table, plus one the table does not list.
     private func fullRecord() -> [UInt8] {
-        let members = InAppAttributes.rows.map { attribute($0.type, sample($0).der) } + [attribute(1799, tlv(0x0C, [0x41]))]
-        return [0x31, UInt8(members.joined().count)] + Array(members.joined())
+        AttributeDER.set(InAppAttributes.rows.map { attribute($0.type, sample($0).der) } + [attribute(1799, tlv(0x0C, [0x41]))])
     }
 
     func testEveryTypeOnceInApplesRangeWithItsOwnName() {
@@ -122,7 +110,8 @@ final class InAppAttributeTableTests: XCTestCase {
         var t = try XCTUnwrap(Transaction(p))
         var w = JSONWriter(capacity: 1024)
         TransactionRecord.write(&t, into: &w)
-        let transaction = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(w.finish().bytes)) as? [String: Any])
+        let written = w.finish().bytes
+        let transaction = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(written)) as? [String: Any])
         var (_, object) = try row(p)
         object["product_type"] = nil
         XCTAssertEqual(transaction as NSDictionary, object as NSDictionary)
