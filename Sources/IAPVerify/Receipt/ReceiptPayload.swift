@@ -12,7 +12,8 @@ public struct UnknownAttribute: Sendable, Equatable {
 
 /// One in-app purchase record (attribute 17), as views of the signed bytes: ids and product ids
 /// stay byte ranges of the payload from decoding to the result JSON, and a `String` is made only
-/// when a Swift caller asks for one.
+/// when a Swift caller asks for one. Which attribute fills which stored property is the record's
+/// table, `InAppAttributes` (ReceiptRecordTable.swift).
 public struct InAppPurchase: Sendable, Equatable {
     public var quantity: Int64?
     public var productID: String? { text(productIDText) }
