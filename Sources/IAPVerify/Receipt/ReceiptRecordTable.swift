@@ -155,6 +155,7 @@ enum InAppAttributes {
     /// `text` is its bytes, which the views point into.
     static func writeMembers(of p: UnsafePointer<InAppPurchase>, text: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
         let base = UnsafeRawPointer(p)
+        let rows = rows
         for column in columns {
             w.key(column.name)
             if column.attribute < 0 || !write(rows[column.attribute], base, text, required: column.required, into: &w) {

@@ -120,10 +120,11 @@ enum InAppTransactionFill {
     static func fill(_ t: inout Transaction, from p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>,
                      engineOnly: Bool) {
         let source = UnsafeRawPointer(p)
+        let rows = InAppAttributes.rows
         withUnsafeMutableBytes(of: &t) { raw in
             let target = raw.baseAddress!
             for f in targets where f.engine || !engineOnly {
-                let a = InAppAttributes.rows[f.attribute]
+                let a = rows[f.attribute]
                 let from = source + a.offset, to = target + f.offset
                 switch (a.value, f.storage) {
                 case (.text, .optionalID):
