@@ -11,12 +11,13 @@ extension ReceiptPayloadDecoder {
         // AttributeSet.fold, a value refused is thrown only once the whole shape is known good.
         var failure: PayloadProblem?
         var seen = SeenTypes()
+        let lookup = InAppAttributes.lookup
         let plain = bytes.withUnsafeBufferPointer { raw in
             AttributeSet.walkRaw(raw) { type, version, start, end in
                 if failure == nil {
                     do throws(PayloadProblem) {
                         try noteInApp(type, in: &seen)
-                        try applyInApp(type, version, raw, start, end, to: &purchase)
+                        try applyInApp(type, version, raw, start, end, lookup, to: &purchase)
                     } catch { failure = error }
                 }
                 return true
@@ -85,17 +86,18 @@ extension ReceiptPayloadDecoder {
         let record = p.record
         let start = value.startIndex - record.startIndex, end = value.endIndex - record.startIndex
         try record.withUnsafeBufferPointer { (raw) throws(PayloadProblem) in
-            try applyInApp(type, version, raw, start, end, to: &p)
+            try applyInApp(type, version, raw, start, end, InAppAttributes.lookup, to: &p)
         }
     }
 
     /// Reads one attribute, the bytes `record[start..<end]`, into the field its table row names:
     /// numbers and dates as values, text as views of the record. A type the table does not list
     /// is left in `record` (listed by `unknownAttributes`).
+    @inline(__always)
     static func applyInApp(_ type: Int64, _ version: Int64, _ record: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int,
-                           to p: inout InAppPurchase) throws(PayloadProblem) {
-        guard let row = InAppAttributes.row(type) else { return }
-        let a = InAppAttributes.rows[row]
+                           _ lookup: InAppAttributes.Lookup, to p: inout InAppPurchase) throws(PayloadProblem) {
+        guard let row = lookup.row(type) else { return }
+        let a = lookup.rows[row]
         switch a.value {
         case .integer, .decimal: store(Optional(try integer(record, start, end, type)), at: a.offset, in: &p)
         case .flag: store(Optional(try integer(record, start, end, type) != 0), at: a.offset, in: &p)

@@ -68,9 +68,10 @@ public struct InAppPurchase: Sendable, Equatable {
         // The record was decoded once already, so neither reading can fail here. Plain DER is
         // walked in place; BER goes through the tree, as it was decoded.
         if isPlainDER {
+            let lookup = InAppAttributes.lookup
             _ = record.withUnsafeBufferPointer { raw in
                 AttributeSet.walkRaw(raw) { type, version, start, end in
-                    if !ReceiptPayloadDecoder.readsInApp(type) {
+                    if lookup.row(type) == nil {
                         let base = record.startIndex
                         body(UnknownAttribute(type: type, version: version, value: record[(base + start)..<(base + end)]))
                     }

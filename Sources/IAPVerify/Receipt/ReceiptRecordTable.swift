@@ -86,28 +86,41 @@ enum InAppAttributes {
     /// as it lists the payload's.
     static let unknownMember: StaticString = "unknown_attributes"
 
-    /// The first type of Apple's in-app range; `rowOfType` covers 64 types from it.
-    static let firstType: Int64 = 1700
+    /// The table by type, as the loops over a record's attributes use it: a caller takes it once
+    /// per record (`let lookup = InAppAttributes.lookup`), so no attribute pays for reaching a static.
+    struct Lookup: Sendable {
+        /// The first type of Apple's in-app range; `rowOfType` covers 64 types from it.
+        static let firstType: Int64 = 1700
 
-    /// The row of each type of the range, by `type - firstType` (-1: none).
-    private static let rowOfType: [Int8] = {
-        var index = [Int8](repeating: -1, count: 64)
-        for (i, row) in rows.enumerated() {
-            let slot = Int(row.type - firstType)
-            precondition(slot >= 0 && slot < index.count, "in-app attribute \(row.type) is outside 1700...1763")
-            precondition(index[slot] < 0, "in-app attribute \(row.type) is listed twice")
-            index[slot] = Int8(i)
+        let rows: [InAppAttribute]
+        /// The row of each type of the range, by `type - firstType` (-1: none).
+        private let rowOfType: [Int8]
+
+        init(_ rows: [InAppAttribute]) {
+            var index = [Int8](repeating: -1, count: 64)
+            for (i, row) in rows.enumerated() {
+                let slot = Int(row.type - Self.firstType)
+                precondition(slot >= 0 && slot < index.count, "in-app attribute \(row.type) is outside 1700...1763")
+                precondition(index[slot] < 0, "in-app attribute \(row.type) is listed twice")
+                index[slot] = Int8(i)
+            }
+            self.rows = rows
+            rowOfType = index
         }
-        return index
-    }()
+
+        /// The row of `type`; nil for a type the table does not list (an unknown attribute).
+        @inline(__always) func row(_ type: Int64) -> Int? {
+            let slot = type &- Self.firstType
+            guard slot >= 0, slot < 64 else { return nil }
+            let row = rowOfType[Int(slot)]
+            return row < 0 ? nil : Int(row)
+        }
+    }
+
+    static let lookup = Lookup(rows)
 
     /// The row of `type`; nil for a type the table does not list (an unknown attribute).
-    @inline(__always) static func row(_ type: Int64) -> Int? {
-        let slot = type &- firstType
-        guard slot >= 0, slot < 64 else { return nil }
-        let row = rowOfType[Int(slot)]
-        return row < 0 ? nil : Int(row)
-    }
+    static func row(_ type: Int64) -> Int? { lookup.row(type) }
 
     // MARK: the result's row
 
@@ -116,6 +129,9 @@ enum InAppAttributes {
         let name: StaticString
         /// The row of the attribute that fills it; -1: a receipt carries no such attribute.
         let attribute: Int
+        /// That attribute's kind and where InAppPurchase stores it (nil: no attribute).
+        let value: InAppValue?
+        let offset: Int
         /// The record's identity: an empty text is written as null, as for every transaction.
         let required: Bool
         /// What an empty transaction holds there: written when the record has no value.
@@ -128,10 +144,17 @@ enum InAppAttributes {
         case int(Int64)
     }
 
-    /// The Transaction table's members written always, each with the attribute that fills it.
-    static let columns: [Column] = {
+    /// How a record's row is written: the columns, then the attributes no column takes (written
+    /// when the record has them). A writer of many records takes it once (`let plan = InAppAttributes.plan`).
+    struct RowPlan: Sendable {
+        /// The Transaction table's members written always, each with the attribute that fills it.
+        let columns: [Column]
+        let extras: [Column]
+    }
+
+    static let plan: RowPlan = {
         let empty = TransactionRecord.scratch
-        return TransactionRecord.fields.alwaysWrittenSpecs.map { spec in
+        let columns = TransactionRecord.fields.alwaysWrittenSpecs.map { spec in
             let attribute = rows.firstIndex { "\($0.name)" == "\(spec.snake)" } ?? -1
             let absent: Absent
             switch spec.storage {
@@ -139,12 +162,18 @@ enum InAppAttributes {
             case .bool: absent = .bool(value(Bool.self, at: spec.offset, of: empty))
             default: absent = .null
             }
-            return Column(name: spec.snake, attribute: attribute, required: spec.required != 0, absent: absent)
+            return Column(name: spec.snake, attribute: attribute, value: attribute < 0 ? nil : rows[attribute].value,
+                          offset: attribute < 0 ? 0 : rows[attribute].offset, required: spec.required != 0, absent: absent)
         }
+        let extras = rows.indices.filter { i in !columns.contains { $0.attribute == i } }.map { i in
+            Column(name: rows[i].name, attribute: i, value: rows[i].value, offset: rows[i].offset, required: false, absent: .null)
+        }
+        return RowPlan(columns: columns, extras: extras)
     }()
 
-    /// The attributes no column takes: written after the columns, when the record has them.
-    static let extras: [Int] = rows.indices.filter { i in !columns.contains { $0.attribute == i } }
+    static var columns: [Column] { plan.columns }
+    /// The rows of the attributes no column takes.
+    static var extras: [Int] { plan.extras.map(\.attribute) }
 
     private static func value<T>(_: T.Type, at offset: Int, of record: TransactionRecord) -> T {
         var record = record
@@ -153,12 +182,13 @@ enum InAppAttributes {
 
     /// Writes a record's row members (the columns, then the extras) from the record where it is;
     /// `text` is its bytes, which the views point into.
-    static func writeMembers(of p: UnsafePointer<InAppPurchase>, text: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
+    @inline(__always)
+    static func writeMembers(of p: UnsafePointer<InAppPurchase>, text: UnsafeBufferPointer<UInt8>, plan: RowPlan,
+                             into w: inout JSONWriter) {
         let base = UnsafeRawPointer(p)
-        let rows = rows
-        for column in columns {
+        for column in plan.columns {
             w.key(column.name)
-            if column.attribute < 0 || !write(rows[column.attribute], base, text, required: column.required, into: &w) {
+            if !write(column, base, text, into: &w) {
                 switch column.absent {
                 case .null: w.null()
                 case .bool(let b): w.bool(b)
@@ -166,18 +196,19 @@ enum InAppAttributes {
                 }
             }
         }
-        for i in extras where has(rows[i], base) {
-            w.key(rows[i].name)
-            _ = write(rows[i], base, text, required: false, into: &w)
+        for column in plan.extras where has(column, base) {
+            w.key(column.name)
+            _ = write(column, base, text, into: &w)
         }
     }
 
-    /// Writes the attribute's value; false (and nothing written) when the record has none.
+    /// Writes the column's value; false (and nothing written) when the record has none.
     @inline(__always)
-    private static func write(_ a: InAppAttribute, _ base: UnsafeRawPointer, _ text: UnsafeBufferPointer<UInt8>,
-                              required: Bool, into w: inout JSONWriter) -> Bool {
-        let at = base + a.offset
-        switch a.value {
+    private static func write(_ c: Column, _ base: UnsafeRawPointer, _ text: UnsafeBufferPointer<UInt8>,
+                              into w: inout JSONWriter) -> Bool {
+        guard let kind = c.value else { return false }
+        let at = base + c.offset
+        switch kind {
         case .integer, .date:
             guard let n = at.assumingMemoryBound(to: Int64?.self).pointee else { return false }
             w.int(n)
@@ -189,15 +220,17 @@ enum InAppAttributes {
             w.bool(b)
         case .text:
             guard let bytes = at.assumingMemoryBound(to: TextView.self).pointee.bytes(in: text),
-                  !required || bytes.count > 0 else { return false }
+                  !c.required || bytes.count > 0 else { return false }
             w.string(utf8: bytes)
         }
         return true
     }
 
-    private static func has(_ a: InAppAttribute, _ base: UnsafeRawPointer) -> Bool {
-        let at = base + a.offset
-        switch a.value {
+    @inline(__always)
+    private static func has(_ c: Column, _ base: UnsafeRawPointer) -> Bool {
+        guard let kind = c.value else { return false }
+        let at = base + c.offset
+        switch kind {
         case .integer, .date, .decimal: return at.assumingMemoryBound(to: Int64?.self).pointee != nil
         case .flag: return at.assumingMemoryBound(to: Bool?.self).pointee != nil
         case .text: return at.assumingMemoryBound(to: TextView.self).pointee.isPresent

@@ -86,6 +86,7 @@ extension ReceiptReport {
         w.endObject()
         w.key("in_app")
         w.beginArray()
+        let plan = InAppAttributes.plan
         p.inApp.withUnsafeBufferPointer { purchases in
             // Read in place (a copy of a purchase retains its record once more).
             for i in purchases.indices {
@@ -95,7 +96,7 @@ extension ReceiptReport {
                 w.beginObject()
                 let p = purchases.baseAddress! + i   // through the pointer: a subscript would copy the purchase
                 p.pointee.record.withUnsafeBufferPointer { text in
-                    InAppAttributes.writeMembers(of: p, text: text, into: &w)
+                    InAppAttributes.writeMembers(of: p, text: text, plan: plan, into: &w)
                     if p.pointee.isPlainDER {
                         Self.writeUnknown(inPlainRecord: text, into: &w)
                     } else {
@@ -114,8 +115,9 @@ extension ReceiptReport {
     /// A plain DER record's unknown attributes, walked in place (written only when there are any).
     private static func writeUnknown(inPlainRecord record: UnsafeBufferPointer<UInt8>, into w: inout JSONWriter) {
         var listed = false
+        let lookup = InAppAttributes.lookup
         _ = AttributeSet.walkRaw(record) { type, version, start, end in
-            guard !ReceiptPayloadDecoder.readsInApp(type) else { return true }
+            guard lookup.row(type) == nil else { return true }
             if !listed { w.key(InAppAttributes.unknownMember); w.beginArray(); listed = true }
             w.attribute(type: type, version: version, value: UnsafeBufferPointer(rebasing: record[start..<end]))
             return true

@@ -12,11 +12,12 @@ extension Transaction {
     init?(_ p: InAppPurchase) {
         var recent = RecentTexts()
         var made: Transaction?
+        let plan = InAppTransactionFill.plan
         withUnsafePointer(to: p) { p in
             p.pointee.record.withUnsafeBufferPointer { record in
-                guard let (id, productID) = InAppTransactionFill.identity(p, record, &recent) else { return }
+                guard let (id, productID) = plan.identity(p, record, &recent) else { return }
                 var t = Transaction(id: id, productID: productID)
-                InAppTransactionFill.fill(&t, from: p, record: record, engineOnly: false)
+                plan.fill(&t, from: p, record: record, engineOnly: false)
                 made = t
             }
         }
@@ -30,6 +31,7 @@ extension Transaction {
         var out: [Transaction] = []
         out.reserveCapacity(purchases.count)
         var recent = RecentTexts()
+        let plan = InAppTransactionFill.plan
         purchases.withUnsafeBufferPointer { list in
             for i in list.indices {
                 // The purchase is read through a pointer and its record's bytes taken once, so no
@@ -37,9 +39,9 @@ extension Transaction {
                 // through an optional, so its text fields are retained once.
                 let p = list.baseAddress! + i
                 p.pointee.record.withUnsafeBufferPointer { record in
-                    guard let (id, productID) = InAppTransactionFill.identity(p, record, &recent) else { return }
+                    guard let (id, productID) = plan.identity(p, record, &recent) else { return }
                     out.append(Transaction(id: id, productID: productID))
-                    InAppTransactionFill.fill(&out[out.count - 1], from: p, record: record, engineOnly: true)
+                    plan.fill(&out[out.count - 1], from: p, record: record, engineOnly: true)
                 }
             }
         }
@@ -48,46 +50,44 @@ extension Transaction {
 }
 
 /// Where each attribute of the record's table goes in a Transaction: the Transaction table's
-/// field of the same name (its offset in the Transaction, and how it is stored).
-enum InAppTransactionFill {
-    struct Target: Sendable {
-        /// The attribute's row in `InAppAttributes.rows`.
-        let attribute: Int
-        /// Where the Transaction stores the field, and as what.
-        let offset: Int
-        let storage: FieldStorage
-        let engine: Bool
-    }
+/// field of the same name (its offset in the Transaction, and how it is stored). A caller that
+/// fills many transactions takes the plan once (`let plan = InAppTransactionFill.plan`).
+struct InAppTransactionFill: Sendable {
+    /// An attribute's row (its kind, where InAppPurchase stores it, whether the engine reads it),
+    /// and where the Transaction stores the field of the same name, as what.
+    typealias Target = (attribute: InAppAttribute, offset: Int, storage: FieldStorage)
 
-    /// The attributes of the record's identity, which `Transaction(id:productID:)` takes: the
-    /// Transaction table's required rows (1: the transaction id, 2: the product id).
-    static let identityRows: (id: Int, productID: Int) = {
-        let specs = TransactionRecord.fields.alwaysWrittenSpecs
+    /// Where InAppPurchase stores the record's identity, which `Transaction(id:productID:)` takes:
+    /// the attributes of the Transaction table's required rows (1: the transaction id, 2: the product id).
+    let identity: (id: Int, productID: Int)
+    /// Every other attribute the Transaction table has a field for.
+    let targets: [Target]
+
+    static let plan = InAppTransactionFill()
+
+    private init() {
+        let rows = InAppAttributes.rows
+        let specs = TransactionRecord.fields.allSpecs
         func row(_ required: Int) -> Int {
             guard let spec = specs.first(where: { $0.required == required }),
-                  let row = InAppAttributes.rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }),
-                  InAppAttributes.rows[row].value == .text else {
+                  let row = rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }), rows[row].value == .text else {
                 preconditionFailure("the in-app record table has no text attribute for required field \(required)")
             }
             return row
         }
-        return (row(1), row(2))
-    }()
-
-    /// Every other attribute the Transaction table has a field for.
-    static let targets: [Target] = {
+        identity = (rows[row(1)].offset, rows[row(2)].offset)
         let base = MemoryLayout<TransactionRecord>.offset(of: \TransactionRecord.t)!
         let size = MemoryLayout<Transaction>.size
-        var out: [Target] = []
-        for spec in TransactionRecord.fields.allSpecs where spec.required == 0 {
-            guard let row = InAppAttributes.rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }) else { continue }
-            let a = InAppAttributes.rows[row]
+        var targets: [Target] = []
+        for spec in specs where spec.required == 0 {
+            guard let row = rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }) else { continue }
+            let a = rows[row]
             precondition(spec.offset >= base && spec.offset < base + size, "\(spec.snake): not a field of the Transaction itself")
-            precondition(converts(a.value, spec.storage), "\(spec.snake): attribute \(a.type) cannot fill a \(spec.storage) field")
-            out.append(Target(attribute: row, offset: spec.offset - base, storage: spec.storage, engine: a.engine))
+            precondition(Self.converts(a.value, spec.storage), "\(spec.snake): attribute \(a.type) cannot fill a \(spec.storage) field")
+            targets.append((attribute: a, offset: spec.offset - base, storage: spec.storage))
         }
-        return out
-    }()
+        self.targets = targets
+    }
 
     /// The pairs `fill` knows.
     private static func converts(_ value: InAppValue, _ storage: FieldStorage) -> Bool {
@@ -103,30 +103,26 @@ enum InAppTransactionFill {
     /// The transaction id and product id of a record that has both (the product id shared with
     /// the other records through `recent`).
     @inline(__always)
-    static func identity(_ p: UnsafePointer<InAppPurchase>, _ record: UnsafeBufferPointer<UInt8>,
-                         _ recent: inout RecentTexts) -> (IDText, String)? {
-        let rows = identityRows
-        guard let id = view(p, rows.id).bytes(in: record),
-              let productID = recent.text(view(p, rows.productID).bytes(in: record)) else { return nil }
+    func identity(_ p: UnsafePointer<InAppPurchase>, _ record: UnsafeBufferPointer<UInt8>,
+                  _ recent: inout RecentTexts) -> (IDText, String)? {
+        let base = UnsafeRawPointer(p)
+        guard let id = (base + identity.id).assumingMemoryBound(to: TextView.self).pointee.bytes(in: record),
+              let productID = recent.text((base + identity.productID).assumingMemoryBound(to: TextView.self).pointee.bytes(in: record))
+        else { return nil }
         return (IDText(utf8: id), productID)
-    }
-
-    @inline(__always) private static func view(_ p: UnsafePointer<InAppPurchase>, _ row: Int) -> TextView {
-        (UnsafeRawPointer(p) + InAppAttributes.rows[row].offset).assumingMemoryBound(to: TextView.self).pointee
     }
 
     /// Sets every field but the identity from the record (`engineOnly`: the fields the engine
     /// reads); a field the record lacks keeps the transaction's default.
-    static func fill(_ t: inout Transaction, from p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>,
-                     engineOnly: Bool) {
+    @inline(__always)
+    func fill(_ t: inout Transaction, from p: UnsafePointer<InAppPurchase>, record: UnsafeBufferPointer<UInt8>,
+              engineOnly: Bool) {
         let source = UnsafeRawPointer(p)
-        let rows = InAppAttributes.rows
         withUnsafeMutableBytes(of: &t) { raw in
             let target = raw.baseAddress!
-            for f in targets where f.engine || !engineOnly {
-                let a = rows[f.attribute]
-                let from = source + a.offset, to = target + f.offset
-                switch (a.value, f.storage) {
+            for f in targets where f.attribute.engine || !engineOnly {
+                let from = source + f.attribute.offset, to = target + f.offset
+                switch (f.attribute.value, f.storage) {
                 case (.text, .optionalID):
                     let bytes = from.assumingMemoryBound(to: TextView.self).pointee.bytes(in: record)
                     to.assumingMemoryBound(to: IDText?.self).pointee = bytes.map { IDText(utf8: $0) }

@@ -62,7 +62,7 @@ final class InAppAttributeTableTests: XCTestCase {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         withUnsafePointer(to: p) { p in
-            p.pointee.record.withUnsafeBufferPointer { InAppAttributes.writeMembers(of: p, text: $0, into: &w) }
+            p.pointee.record.withUnsafeBufferPointer { InAppAttributes.writeMembers(of: p, text: $0, plan: InAppAttributes.plan, into: &w) }
         }
         w.endObject()
         let bytes = w.finish().bytes
@@ -123,7 +123,7 @@ final class InAppAttributeTableTests: XCTestCase {
         full.webOrderLineItemID = nil
         full.promotionalOfferID = nil
         XCTAssertEqual(engine, full)
-        XCTAssertEqual(Set(InAppTransactionFill.targets.filter { !$0.engine }.map { "\(InAppAttributes.rows[$0.attribute].name)" }),
+        XCTAssertEqual(Set(InAppTransactionFill.plan.targets.filter { !$0.attribute.engine }.map { "\($0.attribute.name)" }),
                        ["web_order_line_item_id", "promotional_offer_id"])
     }
 
