@@ -122,6 +122,12 @@ enum InAppAttributes {
     /// The row of `type`; nil for a type the table does not list (an unknown attribute).
     static func row(_ type: Int64) -> Int? { lookup.row(type) }
 
+    /// The row written as `name` (a Transaction table's name), compared as bytes: the plans are
+    /// made on a process's first receipt, which should not pay for a String per comparison.
+    static func row(named name: StaticString) -> Int? {
+        name.withUTF8Buffer { wanted in rows.firstIndex { $0.name.withUTF8Buffer { $0.elementsEqual(wanted) } } }
+    }
+
     // MARK: the result's row
 
     /// A member of a receipt record's `in_app` row, in the Transaction table's order.
@@ -155,7 +161,7 @@ enum InAppAttributes {
     static let plan: RowPlan = {
         let empty = TransactionRecord.scratch
         let columns = TransactionRecord.fields.alwaysWrittenSpecs.map { spec in
-            let attribute = rows.firstIndex { "\($0.name)" == "\(spec.snake)" } ?? -1
+            let attribute = row(named: spec.snake) ?? -1
             let absent: Absent
             switch spec.storage {
             case .int: absent = .int(value(Int64.self, at: spec.offset, of: empty))

@@ -70,7 +70,7 @@ struct InAppTransactionFill: Sendable {
         let specs = TransactionRecord.fields.allSpecs
         func row(_ required: Int) -> Int {
             guard let spec = specs.first(where: { $0.required == required }),
-                  let row = rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }), rows[row].value == .text else {
+                  let row = InAppAttributes.row(named: spec.snake), rows[row].value == .text else {
                 preconditionFailure("the in-app record table has no text attribute for required field \(required)")
             }
             return row
@@ -80,7 +80,7 @@ struct InAppTransactionFill: Sendable {
         let size = MemoryLayout<Transaction>.size
         var targets: [Target] = []
         for spec in specs where spec.required == 0 {
-            guard let row = rows.firstIndex(where: { "\($0.name)" == "\(spec.snake)" }) else { continue }
+            guard let row = InAppAttributes.row(named: spec.snake) else { continue }
             let a = rows[row]
             precondition(spec.offset >= base && spec.offset < base + size, "\(spec.snake): not a field of the Transaction itself")
             precondition(Self.converts(a.value, spec.storage), "\(spec.snake): attribute \(a.type) cannot fill a \(spec.storage) field")
