@@ -93,6 +93,24 @@ class Record(Mapping[str, Any]):
         return cached
 
     @classmethod
+    def _reading(cls) -> Any:
+        """How ``from_dict`` reads this class, worked out once: per field its name, JSON key and
+        conversion; every JSON key a field takes; each field's value when its key is absent (its
+        default, or None for a field without one); and the fields whose default is a factory."""
+        cached = cls.__dict__.get("_reading_plan")
+        if cached is None:
+            fields, defaults, factories = [], {}, []
+            for f in cls._fields():
+                fields.append((f.name, cls._KEYS.get(f.name, f.name), cls._CONVERT.get(f.name)))
+                if f.default_factory is not dataclasses.MISSING:
+                    factories.append((f.name, f.default_factory))
+                else:
+                    defaults[f.name] = None if f.default is dataclasses.MISSING else f.default
+            cached = (tuple(fields), frozenset(key for _, key, _ in fields), defaults, tuple(factories))
+            setattr(cls, "_reading_plan", cached)
+        return cached
+
+    @classmethod
     def from_dict(cls: type[_R], d: Mapping[str, Any]) -> _R:
         """The record of one JSON object as the library writes it. Missing members take their
         defaults; members this class does not name go to ``extra``. Nothing is refused."""
@@ -102,20 +120,20 @@ class Record(Mapping[str, Any]):
             d = d._json_object()
         elif not isinstance(d, dict):
             d = dict(d)
-        values: dict[str, Any] = {}
-        known_keys: set[str] = set()
-        for f in cls._fields():
-            key = cls._KEYS.get(f.name, f.name)
-            known_keys.add(key)
+        fields, known_keys, defaults, factories = cls._reading()
+        # Filled as the dataclass's own __init__ would (the records have no __post_init__), but
+        # straight into the instance's dict: a frozen __init__ sets each field through a call.
+        record: _R = cls.__new__(cls)
+        values = record.__dict__
+        values.update(defaults)
+        for name, factory in factories:
+            values[name] = factory()
+        for name, key, convert in fields:
             if key in d:
                 value = d[key]
-                convert = cls._CONVERT.get(f.name)
-                values[f.name] = convert(value) if convert is not None and value is not None else value
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                values[f.name] = None
-        # The subclasses are dataclasses: their constructors take the fields and ``extra``.
-        record: _R = cast(Any, cls)(**values, extra={k: v for k, v in d.items() if k not in known_keys})
-        object.__setattr__(record, "_json", d)
+                values[name] = convert(value) if convert is not None and value is not None else value
+        values["extra"] = {k: v for k, v in d.items() if k not in known_keys}
+        values["_json"] = d
         return record
 
     @classmethod
