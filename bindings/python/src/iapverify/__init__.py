@@ -36,7 +36,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Se
                     overload)
 
 from . import _native
-from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType,
+from .enums import (Action, EntitlementState, Environment, NotificationAction, NotificationSubtype, NotificationType, RealtimeAction,
                     ServerEnvironment, Verdict, server_environment as _server_environment,
                     API_ENVIRONMENT_DEPRECATED as _API_ENVIRONMENT_DEPRECATED)
 from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgumentError, OutOfMemoryError,
@@ -52,7 +52,7 @@ __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "E
            "Transaction", "RenewalInfo", "Notification", "AppTransaction", "SubscriptionStatus",
            "Signer", "APIToken", "APIRequest", "APIResult", "OfferSignature",
            "IAPVerifyError", "ConfigError", "InvalidArgumentError", "TooLargeError", "OutOfMemoryError", "InternalError",
-           "Verdict", "Action", "NotificationAction", "EntitlementState", "Environment", "ServerEnvironment",
+           "Verdict", "Action", "NotificationAction", "RealtimeAction", "EntitlementState", "Environment", "ServerEnvironment",
            "NotificationType", "NotificationSubtype",
            "TransactionReceipt", "read_transaction_receipt", "library_version", "now_ms",
            "Evidence", "BillingEvidence", "Receipt", "ReceiptSigning", "Certificate", "RevocationInfo",
