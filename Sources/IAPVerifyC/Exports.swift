@@ -204,7 +204,7 @@ private func verifyingCall<R: RenderedResult, Options: EntryOptions>(
     do {
         let opts: Options = try verifier.options(json: optionBytes)
         let report = try run(verifier, bytes, opts)
-        let text = report.resultText()
+        let text = report.resultJSONBlock()
         // The writer stops writing when malloc or realloc fails, so a process short of memory
         // gets a status here instead of an abort.
         guard text.isComplete else { return fail(err, IAPVFailure(.noMemory, "out of memory writing the result JSON")) }
@@ -239,7 +239,7 @@ public func iapv_compute_entitlements(_ v: OpaquePointer?, _ input: UnsafePointe
                                       _ options: UnsafePointer<CChar>?, _ optionsLen: Int, _ nowMs: Int64,
                                       _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                       _ err: UnsafeMutablePointer<iapv_error>?) -> Int32 {
-    verifyingCall(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts: HostState) throws(IAPVFailure) in
+    verifyingCall(v, input, len, "input_json", options, optionsLen, out, err) { (verifier, bytes, opts: EntitlementOptions) throws(IAPVFailure) in
         try verifier.computeEntitlements(bytes, options: opts, nowMs: nowMs)
     }
 }

@@ -15,7 +15,7 @@ struct EntitlementsCommand: ParsableCommand {
     func run() throws {
         // Stored transactions: no bundle to check.
         try common.verify(try IO.json(try IO.read(file), from: file), checksBundle: false, options: call.options) {
-            (verifier, raw, options: HostState, now) throws(IAPVFailure) in try verifier.computeEntitlements(raw, options: options, nowMs: now)
+            (verifier, raw, options: EntitlementOptions, now) throws(IAPVFailure) in try verifier.computeEntitlements(raw, options: options, nowMs: now)
         }
     }
 }

@@ -28,7 +28,7 @@ enum FieldList {
             + "\"actions\":" + words(NextAction.allCases.map(\.rawValue)) + ","
             + "\"notification_actions\":" + words(NotificationAction.every.map(\.rawValue)) + ","
             + "\"realtime_actions\":" + words(RealtimeAction.every.map(\.rawValue)) + ","
-            + "\"environments\":" + words(ReceiptEnvironment.allCases.map(\.rawValue)) + ","
+            + "\"environments\":" + words(PurchaseEnvironment.allCases.map(\.rawValue)) + ","
             + "\"server_environments\":" + words(ServerEnvironment.allCases.map(\.rawValue)) + "}"
     }
 

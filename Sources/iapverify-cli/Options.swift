@@ -99,7 +99,7 @@ extension VerifierOptions {
         } catch let failure as IAPVFailure {
             throw UsageFailure(description: "\(failure.status.name): \(failure.message)")
         }
-        IO.printJSON(result.renderJSON(), pretty: pretty)
+        IO.printJSON(result.resultJSON(), pretty: pretty)
         if !result.isValid { throw ExitCode(1) }
     }
 }

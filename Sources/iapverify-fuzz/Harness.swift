@@ -66,7 +66,7 @@ enum Harness {
         return options
     }
     static let responseOptions: ResponseOptions = options()
-    static let hostState: HostState = options()
+    static let hostState: EntitlementOptions = options()
     static let jwsOptions: JWSOptions = options()
 
     static func run(_ input: UnsafeRawBufferPointer) {
@@ -98,7 +98,7 @@ enum Harness {
             // Every entry point's reading of the same bytes.
             _ = try? ReceiptOptions(json: input)
             _ = try? ResponseOptions(json: input)
-            _ = try? HostState(json: input)
+            _ = try? EntitlementOptions(json: input)
             _ = try? JWSOptions(json: input)
             _ = try? APIResponseOptions(json: input)
         case .jws:

@@ -22,7 +22,7 @@ public struct EntitlementInputReport: Sendable {
 struct EntitlementInputChecker {
     let engine: EngineSettings
 
-    func compute(_ input: UnsafeRawBufferPointer, host: HostState, nowMs: Int64) -> EntitlementInputReport {
+    func compute(_ input: UnsafeRawBufferPointer, host: EntitlementOptions, nowMs: Int64) -> EntitlementInputReport {
         var gate = CheckGate<EntitlementInputCheck>()
         func malformed(_ why: String, at check: EntitlementInputCheck = .shape) -> EntitlementInputReport {
             gate.fail(check, .malformed, why)

@@ -4,5 +4,5 @@
 /// own block (taken over without a copy). Every entry point's report conforms, so one export
 /// wrapper serves them all.
 package protocol RenderedResult: VerificationResult {
-    func resultText() -> JSONText
+    func resultJSONBlock() -> JSONText
 }

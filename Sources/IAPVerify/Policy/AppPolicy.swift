@@ -38,7 +38,7 @@ enum AppRule: CaseIterable, Sendable {
 /// The environment a payload names, as its checker read it.
 enum EnvironmentFact {
     /// A known environment: the config's set decides.
-    case named(ReceiptEnvironment)
+    case named(PurchaseEnvironment)
     /// Already decided when read (an API answer that names its host's environment).
     case matched
     /// Nothing to check (an unsigned answer that names none).
@@ -48,7 +48,7 @@ enum EnvironmentFact {
 
     /// A name Apple writes, mapped once; `what` names the payload in the refusal.
     init(appleName name: String?, what: String) {
-        if let environment = ReceiptEnvironment(appleName: name) {
+        if let environment = PurchaseEnvironment(appleName: name) {
             self = .named(environment)
         } else {
             self = .refused(.environmentRejected,
@@ -56,7 +56,7 @@ enum EnvironmentFact {
         }
     }
 
-    var known: ReceiptEnvironment? {
+    var known: PurchaseEnvironment? {
         if case .named(let environment) = self { return environment }
         return nil
     }
@@ -187,7 +187,7 @@ extension VerifierConfig {
     /// transactions): the config's `app_apple_id` must match. Production payloads need it
     /// configured (Apple's own verifier requires it there); Sandbox, Xcode and LocalTesting
     /// payloads are checked only when it is.
-    func checkAppAppleID(_ id: Int64?, environment: ReceiptEnvironment?, what: String) -> PolicyOutcome {
+    func checkAppAppleID(_ id: Int64?, environment: PurchaseEnvironment?, what: String) -> PolicyOutcome {
         if bundleID == "*" { return .notChecked }
         guard let id else { return .skipped }
         guard let expected = appAppleID else {
@@ -203,7 +203,7 @@ extension VerifierConfig {
     }
 
     /// The environment rule: the config's set decides.
-    func checkEnvironment(_ environment: ReceiptEnvironment, what: String) -> PolicyOutcome {
+    func checkEnvironment(_ environment: PurchaseEnvironment, what: String) -> PolicyOutcome {
         guard environments.contains(environment) else {
             return .failed(.environmentRejected, "the \(what) is from \(environment.rawValue), which the config's environments do not accept")
         }
@@ -211,7 +211,7 @@ extension VerifierConfig {
     }
 }
 
-extension ReceiptEnvironment {
+extension PurchaseEnvironment {
     /// Every environment name Apple writes: receipt types (payload attribute 0, `receipt_type`),
     /// /verifyReceipt's `environment`, and StoreKit 2's `environment` and `receiptType`.
     /// Unknown names map to nil, which no config accepts.

@@ -64,7 +64,7 @@ extension Checker {
 
     /// The engine on what the call trusted: `transactions` (given up: the engine orders it in
     /// place) and the renewal infos that came with them; the engine adds the host's after them.
-    func entitlements(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+    func entitlements(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: EntitlementOptions, nowMs: Int64) -> EntitlementReport {
         context.engine.evaluate(consume transactions, ownRenewals: ownRenewals, host: host, nowMs: nowMs)
     }
 

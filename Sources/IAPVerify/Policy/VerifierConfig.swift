@@ -7,7 +7,7 @@ public struct VerifierConfig: Sendable {
     /// True when `bundleID` came from the caller's fallback, not from the JSON or an override.
     public private(set) var bundleIDFromFallback = false
     public var bundleVersions: [String]?
-    public var environments: Set<ReceiptEnvironment> = [.production]
+    public var environments: Set<PurchaseEnvironment> = [.production]
     public var trustRootsPEM: [String] = []
     public var includeAppleRoots = true
     public var xcodeAccept = false
@@ -112,10 +112,10 @@ public struct VerifierConfig: Sendable {
         }
     }
 
-    private static func environments(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Set<ReceiptEnvironment> {
-        var set = Set<ReceiptEnvironment>()
+    private static func environments(_ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) -> Set<PurchaseEnvironment> {
+        var set = Set<PurchaseEnvironment>()
         for s in try ConfigField.stringArray(value, path) {
-            guard let env = ReceiptEnvironment(rawValue: s) else {
+            guard let env = PurchaseEnvironment(rawValue: s) else {
                 throw .config("\(path): unknown environment \"\(s)\"; use Production, Sandbox, Xcode or LocalTesting")
             }
             set.insert(env)

@@ -5,7 +5,7 @@ public struct ReceiptOptions: Sendable {
     public var deviceID: [UInt8]?
     /// DER OCSP responses the host fetched for the leaf of an earlier result.
     public var ocspResponses: [[UInt8]] = []
-    public var host = HostState()
+    public var host = EntitlementOptions()
 
     public init() {}
 }

@@ -16,13 +16,13 @@ extension ReceiptReport {
     package static let unverifiedVerdict = "unverified"
 
     /// The full result document.
-    public func resultJSON() -> [UInt8] { resultText(.verification).bytes }
+    public func resultJSON() -> [UInt8] { resultJSONBlock(.verification).bytes }
 
-    package func resultJSON(_ document: ReceiptDocument) -> [UInt8] { resultText(document).bytes }
+    package func resultJSON(_ document: ReceiptDocument) -> [UInt8] { resultJSONBlock(document).bytes }
 
     /// The same document, in one block the C boundary takes without a copy. `inspect`'s
     /// documents verify nothing and carry no revocation.
-    package func resultText(_ document: ReceiptDocument) -> JSONText {
+    package func resultJSONBlock(_ document: ReceiptDocument) -> JSONText {
         let inspected = document != .verification
         // Sized so the buffer is not regrown: ~720 bytes of members per purchase, plus its record's
         // size again for the base64 of the attributes it keeps unread.
@@ -53,7 +53,7 @@ extension ReceiptReport {
     private func writeReceipt(_ p: ReceiptPayload, into w: inout JSONWriter) {
         w.beginObject()
         w.field("trusted", trusted)
-        w.field("environment", ReceiptEnvironment(appleName: p.receiptType)?.rawValue)
+        w.field("environment", PurchaseEnvironment(appleName: p.receiptType)?.rawValue)
         w.field("receipt_type", p.receiptType)
         guard payloadIsComplete else {
             // Decided before the signature was checked: only what picked the validation time.
@@ -146,10 +146,8 @@ extension ReceiptReport {
     }
 }
 
-extension ReceiptReport: VerificationResult {
-    public func renderJSON() -> [UInt8] { resultJSON() }
-}
+extension ReceiptReport: VerificationResult {}
 
 extension ReceiptReport: RenderedResult {
-    package func resultText() -> JSONText { resultText(.verification) }
+    package func resultJSONBlock() -> JSONText { resultJSONBlock(.verification) }
 }

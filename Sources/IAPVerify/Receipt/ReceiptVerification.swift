@@ -59,7 +59,7 @@ struct ReceiptChecker: Checker {
             return false
         }
         report.mark(.payload, .ok)
-        if ReceiptEnvironment(appleName: payload.receiptType) == .xcode, !config.xcodeAccept {   // the one "is this Xcode?" rule
+        if PurchaseEnvironment(appleName: payload.receiptType) == .xcode, !config.xcodeAccept {   // the one "is this Xcode?" rule
             report.fail(.environment, .environmentRejected, "this is an Xcode StoreKit-testing receipt; set xcode.accept to accept it")
             return false
         }
@@ -79,7 +79,7 @@ struct ReceiptChecker: Checker {
         }
     }
 
-    func isXcode(_ report: ReceiptReport) -> Bool { ReceiptEnvironment(appleName: report.payload?.receiptType) == .xcode }
+    func isXcode(_ report: ReceiptReport) -> Bool { PurchaseEnvironment(appleName: report.payload?.receiptType) == .xcode }
 
     func anchorsFor(_ report: ReceiptReport) -> TrustAnchors { context.anchors(xcode: isXcode(report)) }
 

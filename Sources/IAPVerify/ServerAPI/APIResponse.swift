@@ -195,7 +195,7 @@ struct APIResponseChecker: Checker {
         if shape.isEmpty { return emptyAnswer(body, endpoint: endpoint, options: options, nowMs: nowMs, into: r) }
         guard let doc = answerDocument(body, endpoint: endpoint, shape: shape, into: &r),
               unsignedFactsMatch(doc.root, options: options, into: &r) else { return r }
-        var walker = SignedItemWalker(jws: JWSChecker(context: context), expected: options.environment.receiptEnvironment, nowMs: nowMs,
+        var walker = SignedItemWalker(jws: JWSChecker(context: context), expected: options.environment.purchaseEnvironment, nowMs: nowMs,
                                       ocsp: options.ocspResponses)
         do {
             try verifySignedItems(doc.root, endpoint: endpoint, walker: &walker, options: options, nowMs: nowMs, into: &r)
@@ -289,7 +289,7 @@ struct APIResponseChecker: Checker {
         case nil: environment = .unnamed
         case .some(nil): environment = .refused(.malformed, "environment must be a string")
         case .some(let e?):
-            environment = ReceiptEnvironment(appleName: e) == options.environment.receiptEnvironment
+            environment = PurchaseEnvironment(appleName: e) == options.environment.purchaseEnvironment
                 ? .matched
                 : .refused(.environmentRejected, "the answer says environment \(e), but it came from the \(options.environment.rawValue) host")
         }
@@ -393,7 +393,7 @@ struct APIResponseChecker: Checker {
     /// The engine's state for one subscription, beside Apple's status for it.
     private func statusCheck(group: String?, original: String, status: Int64, transaction: Transaction,
                              renewal: RenewalInfo?, options: APIResponseOptions, nowMs: Int64) -> SubscriptionStatusCheck {
-        let report = context.engine.evaluate([transaction], renewals: [renewal].compactMap { $0 }, host: HostState(), nowMs: nowMs)
+        let report = context.engine.evaluate([transaction], renewals: [renewal].compactMap { $0 }, host: EntitlementOptions(), nowMs: nowMs)
         let state = report.entitlements.first { $0.originalTransactionID == original || $0.transactionID == transaction.transactionID }?.state
         let expected: [EntitlementState]
         switch status {
@@ -429,7 +429,7 @@ struct APIItemFailure: Error {
 /// comes from the environment of the host that answered.
 struct SignedItemWalker {
     let jws: JWSChecker
-    let expected: ReceiptEnvironment
+    let expected: PurchaseEnvironment
     let nowMs: Int64
     let ocsp: [[UInt8]]
     var verified = 0

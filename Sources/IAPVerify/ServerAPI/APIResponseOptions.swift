@@ -13,7 +13,7 @@ public struct APIResponseOptions: Sendable {
     public var retryAfter: String?
     public var attempt: Int64 = 1
     public var ocspResponses: [[UInt8]] = []
-    public var host = HostState()
+    public var host = EntitlementOptions()
     /// Old spellings the options used, each with what to write instead (printed in the result).
     public var deprecations: [String] = []
 

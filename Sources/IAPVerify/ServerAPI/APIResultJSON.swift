@@ -2,10 +2,10 @@
 // Apple's error, what was verified, and what it grants.
 
 extension APIResponseReport {
-    public func resultJSON() -> [UInt8] { resultText().bytes }
+    public func resultJSON() -> [UInt8] { resultJSONBlock().bytes }
 
     /// The same document, in one block the C boundary takes without a copy.
-    package func resultText() -> JSONText {
+    package func resultJSONBlock() -> JSONText {
         // Sized not to regrow (a regrown buffer is a second, fresh block): signed transactions carry
         // their commerce fields, about 1 KB each with their purchase entry.
         var w = JSONWriter(capacity: 2048 + transactions.count * 1536 + (appTransactionJSON?.count ?? 0) + (unsignedJSON?.count ?? 0))
@@ -88,8 +88,6 @@ extension APIResponseReport {
     }
 }
 
-extension APIResponseReport: VerificationResult {
-    public func renderJSON() -> [UInt8] { resultJSON() }
-}
+extension APIResponseReport: VerificationResult {}
 
 extension APIResponseReport: RenderedResult {}

@@ -8,7 +8,7 @@ public struct JWSOptions: Sendable {
     public var lastSignedDateMs: Int64?
     /// Notifications: notification UUIDs the host already handled.
     public var seenNotificationUUIDs: [String] = []
-    public var host = HostState()
+    public var host = EntitlementOptions()
     /// The kind the caller expects; a token of another kind is `malformed`. Naming it also accepts
     /// a kind that names no app of its own (a realtime request) when the app rule could not check it.
     public var kind: JWSKind?

@@ -12,7 +12,7 @@ struct JWSFacts {
     /// The validation instant: signedDate, else (app transactions) receiptCreationDate.
     var signedDateMs: Int64?, creationDateMs: Int64?
     /// What the environment and app rules check.
-    var environment: ReceiptEnvironment?, bundleID: String?, appAppleID: Int64?
+    var environment: PurchaseEnvironment?, bundleID: String?, appAppleID: Int64?
     /// A notification's type, and whether it carries one of the objects that scope it to an app.
     var notificationType: String?, notificationScoped = false
 
@@ -29,7 +29,7 @@ struct JWSFacts {
         // AppTransaction says receiptType where the others say environment.
         let environmentName = try f.string("environment")
         let receiptType = try f.string("receiptType")
-        environment = ReceiptEnvironment(appleName: environmentName ?? receiptType)
+        environment = PurchaseEnvironment(appleName: environmentName ?? receiptType)
         bundleID = try f.string("bundleId")
         appAppleID = try f.int("appAppleId")
         kind = try Self.shape(f)
@@ -58,7 +58,7 @@ struct JWSFacts {
         let appData = try f.object("appData")
         let scope = data ?? summary ?? appData ?? token
         notificationScoped = scope != nil
-        environment = ReceiptEnvironment(appleName: try scope?.string("environment"))
+        environment = PurchaseEnvironment(appleName: try scope?.string("environment"))
         if data == nil, summary == nil, appData == nil, let token, try token.string("environment") == nil {
             // External purchase tokens name no environment: Apple marks a sandbox token by an
             // externalPurchaseId that starts with "SANDBOX".

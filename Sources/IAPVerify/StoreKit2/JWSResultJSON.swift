@@ -2,10 +2,10 @@
 // normalised transaction or renewal info, the notification or realtime request, and what it grants.
 
 extension JWSReport {
-    public func resultJSON() -> [UInt8] { resultText().bytes }
+    public func resultJSON() -> [UInt8] { resultJSONBlock().bytes }
 
     /// The same document, in one block the C boundary takes without a copy.
-    package func resultText() -> JSONText {
+    package func resultJSONBlock() -> JSONText {
         var w = JSONWriter(capacity: 2048 + (payloadJSON?.count ?? 0) * 2)
         w.beginObject()
         w.field("verdict", verdict.rawValue)
@@ -71,8 +71,6 @@ extension JWSReport {
     }
 }
 
-extension JWSReport: VerificationResult {
-    public func renderJSON() -> [UInt8] { resultJSON() }
-}
+extension JWSReport: VerificationResult {}
 
 extension JWSReport: RenderedResult {}

@@ -120,7 +120,7 @@ public struct JWSReport: Sendable {
     var gate = CheckGate<JWSCheck>()
     public var judgement: Judgement { gate.judgement }
     public internal(set) var kind: JWSKind?
-    public internal(set) var environment: ReceiptEnvironment?
+    public internal(set) var environment: PurchaseEnvironment?
     public internal(set) var bundleID: String?
     /// Apple's `appAppleId` when the payload carries one (notifications, app transactions).
     public internal(set) var appAppleID: Int64?

@@ -52,7 +52,7 @@ public struct OptionValues: Sendable {
     var environment: ServerEnvironment?
     var apiEndpoint: APIEndpoint?
     var attempt: Int64?
-    var host = HostState()
+    var host = EntitlementOptions()
     var lastSignedDateMs: Int64?
     var seenNotificationUUIDs: [String] = []
     var jwsKind: JWSKind?
@@ -242,7 +242,7 @@ extension ResponseOptions: EntryOptions {
     }
 }
 
-extension HostState: EntryOptions {
+extension EntitlementOptions: EntryOptions {
     public static var entryPoint: EntryPoint { .entitlements }
     public init(_ v: OptionValues) { self = v.host }
 }

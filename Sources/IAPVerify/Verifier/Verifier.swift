@@ -84,7 +84,7 @@ extension Verifier {
     }
 
     /// The entitlements of transactions the host keeps itself (`{"transactions": [...]}`).
-    public func computeEntitlements(_ input: UnsafeRawBufferPointer, options: HostState = HostState(),
+    public func computeEntitlements(_ input: UnsafeRawBufferPointer, options: EntitlementOptions = EntitlementOptions(),
                                     nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
         try context.admit(input.count, nowMs: nowMs, what: "input")
         return EntitlementInputChecker(engine: context.engine).compute(input, host: options, nowMs: nowMs)
@@ -122,7 +122,7 @@ extension Verifier {
         try Self.withBytes(body) { raw throws(IAPVFailure) in try interpretResponse(raw, options: options, nowMs: nowMs) }
     }
 
-    public func computeEntitlements(_ input: some Collection<UInt8>, options: HostState = HostState(),
+    public func computeEntitlements(_ input: some Collection<UInt8>, options: EntitlementOptions = EntitlementOptions(),
                                     nowMs: Int64) throws(IAPVFailure) -> EntitlementInputReport {
         try Self.withBytes(input) { raw throws(IAPVFailure) in try computeEntitlements(raw, options: options, nowMs: nowMs) }
     }

@@ -44,7 +44,7 @@ public struct ResponseReport: Sendable {
     public internal(set) var status: Int64?
     public internal(set) var action: NextAction
     public internal(set) var retryAfterMs: Int64?
-    public internal(set) var environment: ReceiptEnvironment?
+    public internal(set) var environment: PurchaseEnvironment?
     public internal(set) var receipt: Optional<ResponseReceipt>
     public internal(set) var transactions: [Transaction]
     /// The body's renewal infos, then the host's: those the engine weighed.
@@ -72,7 +72,7 @@ public struct ResponseReport: Sendable {
                   receipt: nil, transactions: [], renewals: [], entitlements: nil, deprecations: deprecations)
     }
 
-    private init(gate: CheckGate<ResponseCheck>, status: Int64?, action: NextAction, retryAfterMs: Int64?, environment: ReceiptEnvironment?,
+    private init(gate: CheckGate<ResponseCheck>, status: Int64?, action: NextAction, retryAfterMs: Int64?, environment: PurchaseEnvironment?,
                  receipt: ResponseReceipt?, transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport?,
                  deprecations: [String]) {
         self.gate = gate
@@ -96,7 +96,7 @@ public struct ResponseReport: Sendable {
 
     /// The end of an accepted body: the gate passes only when every check of it ran and none
     /// failed; a gate that does not pass leaves the report undecided, rejecting.
-    init(accepted reason: String, gate: CheckGate<ResponseCheck>, status: Int64, environment: ReceiptEnvironment?, receipt: ResponseReceipt,
+    init(accepted reason: String, gate: CheckGate<ResponseCheck>, status: Int64, environment: PurchaseEnvironment?, receipt: ResponseReceipt,
          transactions: [Transaction], renewals: [RenewalInfo], entitlements: EntitlementReport, deprecations: [String]) {
         var gate = gate
         let valid = gate.pass(reason)
@@ -118,7 +118,7 @@ struct ResponseChecker: Checker {
     /// "Apple accepted the receipt (status 0) for <bundle> in <environment>", in one allocation
     /// with its bytes copied in (interpolated, it was made and then grown; appended, each part
     /// went through String's append).
-    private static func acceptedReason(_ bundle: String, _ environment: ReceiptEnvironment) -> String {
+    private static func acceptedReason(_ bundle: String, _ environment: PurchaseEnvironment) -> String {
         let head: StaticString = "Apple accepted the receipt (status 0) for ", middle: StaticString = " in "
         var bundle = bundle, env = environment.rawValue
         return bundle.withUTF8 { b in
@@ -296,11 +296,11 @@ struct ResponseChecker: Checker {
     /// The app rules' facts: the body's environment (else the receipt type's, else the endpoint's)
     /// and the receipt's bundle id, which a body must carry.
     private static func policyFacts(_ root: JSONValue, _ receipt: ResponseReceipt, endpoint: ServerEnvironment) -> PolicyFacts {
-        let environment: ReceiptEnvironment?
+        let environment: PurchaseEnvironment?
         if let env = root[literal: "environment"]?.string {
-            environment = ReceiptEnvironment(appleName: env)
+            environment = PurchaseEnvironment(appleName: env)
         } else if let type = receipt.receiptType {
-            environment = ReceiptEnvironment(appleName: type)
+            environment = PurchaseEnvironment(appleName: type)
         } else {
             environment = endpoint == .sandbox ? .sandbox : .production
         }

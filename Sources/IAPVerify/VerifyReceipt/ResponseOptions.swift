@@ -10,13 +10,13 @@ public struct ResponseOptions: Sendable {
     /// The HTTP status when it was not 200 (then the body is not read), 0 when Apple did not
     /// answer at all (refused, reset, timed out); nil for a 200.
     public var httpStatus: Int64?
-    public var host: HostState
+    public var host: EntitlementOptions
     /// Old spellings the options used, each with what to write instead (printed in the result).
     public var deprecations: [String]
 
-    public init() { self.init(environment: .production, attempt: 1, httpStatus: nil, host: HostState(), deprecations: []) }
+    public init() { self.init(environment: .production, attempt: 1, httpStatus: nil, host: EntitlementOptions(), deprecations: []) }
 
-    init(environment: ServerEnvironment, attempt: Int64, httpStatus: Int64?, host: HostState, deprecations: [String]) {
+    init(environment: ServerEnvironment, attempt: Int64, httpStatus: Int64?, host: EntitlementOptions, deprecations: [String]) {
         self.environment = environment
         self.attempt = attempt
         self.httpStatus = httpStatus

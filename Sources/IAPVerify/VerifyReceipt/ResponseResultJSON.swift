@@ -1,10 +1,10 @@
 // Result JSON for /verifyReceipt responses and for direct entitlement input.
 
 extension ResponseReport {
-    public func resultJSON() -> [UInt8] { resultText().bytes }
+    public func resultJSON() -> [UInt8] { resultJSONBlock().bytes }
 
     /// The same document, in one block the C boundary takes without a copy.
-    package func resultText() -> JSONText {
+    package func resultJSONBlock() -> JSONText {
         // Sized not to regrow: a transaction writes about 520 bytes in `in_app` and 200 more as a
         // purchase, more when it is delivered (a regrown buffer is a second, fresh block).
         var w = JSONWriter(capacity: 2048 + transactions.count * 1024 + renewals.count * 512)
@@ -48,10 +48,10 @@ extension ResponseReport {
 }
 
 extension EntitlementInputReport {
-    public func resultJSON() -> [UInt8] { resultText().bytes }
+    public func resultJSON() -> [UInt8] { resultJSONBlock().bytes }
 
     /// The same document, in one block the C boundary takes without a copy.
-    package func resultText() -> JSONText {
+    package func resultJSONBlock() -> JSONText {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.field("verdict", verdict.rawValue)
@@ -63,13 +63,9 @@ extension EntitlementInputReport {
 }
 
 
-extension ResponseReport: VerificationResult {
-    public func renderJSON() -> [UInt8] { resultJSON() }
-}
+extension ResponseReport: VerificationResult {}
 
-extension EntitlementInputReport: VerificationResult {
-    public func renderJSON() -> [UInt8] { resultJSON() }
-}
+extension EntitlementInputReport: VerificationResult {}
 
 extension ResponseReport: RenderedResult {}
 

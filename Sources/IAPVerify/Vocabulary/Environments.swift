@@ -1,8 +1,9 @@
 // The words for where a purchase comes from and how a call is asked to treat it, shared by every
 // folder: environments, the /verifyReceipt host, the config's policy choices, the crypto path.
 
-/// Where a receipt was issued, as the accept-set names it.
-public enum ReceiptEnvironment: String, Sendable, CaseIterable {
+/// Where a purchase was made, for every entry point (a receipt's type, a /verifyReceipt body's
+/// environment, a signed payload's), as the config's `environments` names it.
+public enum PurchaseEnvironment: String, Sendable, CaseIterable {
     case production = "Production"
     case sandbox = "Sandbox"
     case xcode = "Xcode"
@@ -13,6 +14,9 @@ public enum ReceiptEnvironment: String, Sendable, CaseIterable {
     /// Signed by a local certificate rather than by Apple.
     var isLocal: Bool { self == .xcode || self == .localTesting }
 }
+
+@available(*, deprecated, renamed: "PurchaseEnvironment", message: "every entry point's environment is PurchaseEnvironment")
+public typealias ReceiptEnvironment = PurchaseEnvironment
 
 /// When to check the receipt's device hash (attribute 5).
 public enum DeviceCheckPolicy: String, Sendable {
@@ -35,7 +39,11 @@ public enum ServerEnvironment: String, Sendable, CaseIterable {
     case localTesting = "LocalTesting"
 
     /// The environment a receipt or signed item from this server must name.
-    public var receiptEnvironment: ReceiptEnvironment {
+    @available(*, deprecated, renamed: "purchaseEnvironment")
+    public var receiptEnvironment: PurchaseEnvironment { purchaseEnvironment }
+
+    /// The environment a receipt or signed item from this server must name.
+    public var purchaseEnvironment: PurchaseEnvironment {
         switch self {
         case .production: return .production
         case .sandbox: return .sandbox

@@ -53,11 +53,15 @@ public struct Judgement: Sendable, Equatable {
 /// separate rendering step. Hosts that need only the decision never render JSON.
 public protocol VerificationResult: Sendable {
     var judgement: Judgement { get }
-    /// The result document (see docs/results.md).
-    func renderJSON() -> [UInt8]
+    /// The result document (see docs/results.md). Every result that is not a verdict (a token, a
+    /// request, an offer signature) writes its document under the same name.
+    func resultJSON() -> [UInt8]
 }
 
 extension VerificationResult {
+    @available(*, deprecated, renamed: "resultJSON()", message: "one name for the result document: resultJSON()")
+    public func renderJSON() -> [UInt8] { resultJSON() }
+
     public var verdict: Verdict { judgement.verdict }
     public var isValid: Bool { judgement.verdict == .valid }
     /// Why, in one sentence (the result's `reason`).

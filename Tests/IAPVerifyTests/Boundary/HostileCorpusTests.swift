@@ -45,7 +45,7 @@ final class HostileCorpusTests: XCTestCase {
                 }
                 refused(ReceiptOptions.self)
                 refused(ResponseOptions.self)
-                refused(HostState.self)
+                refused(EntitlementOptions.self)
                 refused(JWSOptions.self)
                 refused(APIResponseOptions.self)
             default:

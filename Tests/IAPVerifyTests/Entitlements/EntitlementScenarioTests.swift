@@ -37,7 +37,7 @@ final class EntitlementScenarioTests: XCTestCase {
                  options opts: [String: Any] = [:]) throws -> EntitlementReport {
         let input = try JSONSerialization.data(withJSONObject: ["transactions": txns, "renewal_info": renewals])
         let v = try verifier(grace: grace)
-        let o = try options(opts, as: HostState.self)
+        let o = try options(opts, as: EntitlementOptions.self)
         let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try v.computeEntitlements(raw, options: o, nowMs: now) }
         XCTAssertEqual(r.verdict, .valid, r.judgement.reason)
         return r.entitlements ?? EntitlementReport()
@@ -295,7 +295,7 @@ final class EntitlementScenarioTests: XCTestCase {
     func resultJSON(_ txns: [[String: Any]], _ renewals: [[String: Any]], now: Int64) throws -> String {
         let input = try JSONSerialization.data(withJSONObject: ["transactions": txns, "renewal_info": renewals])
         let v = try verifier()
-        let o = try options(["delivered_transaction_ids": ["f0", "d0"], "orders": [["order_id": "x", "product_id": "coins", "created_ms": t0]]], as: HostState.self)
+        let o = try options(["delivered_transaction_ids": ["f0", "d0"], "orders": [["order_id": "x", "product_id": "coins", "created_ms": t0]]], as: EntitlementOptions.self)
         let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try v.computeEntitlements(raw, options: o, nowMs: now) }
         return String(decoding: r.resultJSON(), as: UTF8.self)
     }

@@ -25,19 +25,19 @@ final class HostRenewalMergeTests: XCTestCase {
     }
 
     func testTheCallsOwnRenewalInfoIsKeptOverTheHostsWhenTheyRankAlike() {
-        let host = HostState(renewalInfo: [renewal(consent: "0")])
+        let host = EntitlementOptions(renewalInfo: [renewal(consent: "0")])
         let report = engine.evaluate([subscription()], ownRenewals: [renewal(consent: "1")], host: host, nowMs: now)
         XCTAssertEqual(report.entitlement("pro.monthly")?.priceIncrease, "accepted")
     }
 
     func testTheHostsRenewalInfoAppliesWhenTheCallHasNone() {
-        let host = HostState(renewalInfo: [renewal(consent: "0")])
+        let host = EntitlementOptions(renewalInfo: [renewal(consent: "0")])
         let report = engine.evaluate([subscription()], ownRenewals: [], host: host, nowMs: now)
         XCTAssertEqual(report.entitlement("pro.monthly")?.priceIncrease, "pending")
     }
 
     func testMergingInTheEngineEqualsMergingAtTheCallSite() {
-        let own = [renewal(consent: "1")], host = HostState(renewalInfo: [renewal(consent: "0")])
+        let own = [renewal(consent: "1")], host = EntitlementOptions(renewalInfo: [renewal(consent: "0")])
         let merged = engine.evaluate([subscription()], ownRenewals: own, host: host, nowMs: now)
         let given = engine.evaluate([subscription()], renewals: own + host.renewalInfo, host: host, nowMs: now)
         XCTAssertEqual(merged.entitlements, given.entitlements)

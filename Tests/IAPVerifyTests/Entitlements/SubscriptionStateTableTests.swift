@@ -196,7 +196,7 @@ final class SubscriptionStateTableTests: XCTestCase {
         let v = try verifiers[h.grace] ?? makeVerifierOrThrow(["bundle_id": "*", "products": catalog, "grace_period": h.grace])
         verifiers[h.grace] = v
         let input = try JSONSerialization.data(withJSONObject: ["transactions": h.transactions, "renewal_info": h.renewals])
-        let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try v.computeEntitlements(raw, options: HostState(), nowMs: h.now) }
+        let r = try input.withUnsafeBytes { raw throws(IAPVFailure) in try v.computeEntitlements(raw, options: EntitlementOptions(), nowMs: h.now) }
         guard r.verdict == .valid, let e = r.entitlements?.entitlement("pro") else {
             throw IAPVFailure(.internal, "no pro entitlement: \(r.verdict.rawValue) \(r.judgement.reason)")
         }

@@ -62,7 +62,7 @@ final class CheckGateTests: XCTestCase {
     func testAResponseWithACheckNotRunIsNotValid() {
         var gate = CheckGate<ResponseCheck>()
         for check in ResponseCheck.allCases where check != .bundle { gate.mark(check, .ok) }
-        let grants = EngineSettings(catalog: nil, grace: .honor).evaluate([], ownRenewals: [], host: HostState(), nowMs: 0)
+        let grants = EngineSettings(catalog: nil, grace: .honor).evaluate([], ownRenewals: [], host: EntitlementOptions(), nowMs: 0)
         let r = ResponseReport(accepted: "the bundle was never checked", gate: gate, status: 0, environment: .production,
                                receipt: ResponseReceipt(style: .ios7), transactions: [], renewals: [], entitlements: grants,
                                deprecations: [])
@@ -124,12 +124,12 @@ final class CheckGateTests: XCTestCase {
     func testAValidDirectInputRanEveryCheck() {
         let input = Array(#"{"transactions": [], "renewal_info": []}"#.utf8)
         let r = input.withUnsafeBytes {
-            EntitlementInputChecker(engine: EngineSettings(catalog: nil, grace: .honor)).compute($0, host: HostState(), nowMs: 0)
+            EntitlementInputChecker(engine: EngineSettings(catalog: nil, grace: .honor)).compute($0, host: EntitlementOptions(), nowMs: 0)
         }
         XCTAssertTrue(r.isValid, r.judgement.reason)
         allRan(r.gate)
         let bad = Array(#"{"transactions": [{}]}"#.utf8).withUnsafeBytes {
-            EntitlementInputChecker(engine: EngineSettings(catalog: nil, grace: .honor)).compute($0, host: HostState(), nowMs: 0)
+            EntitlementInputChecker(engine: EngineSettings(catalog: nil, grace: .honor)).compute($0, host: EntitlementOptions(), nowMs: 0)
         }
         XCTAssertEqual(bad.verdict, .malformed)
         XCTAssertEqual(bad.gate.state(.shape), .ok)

@@ -39,11 +39,11 @@ final class ReportDecisionTests: XCTestCase {
     }
 
     func testEveryAppleEnvironmentNameMapsOnce() {
-        XCTAssertEqual(ReceiptEnvironment(appleName: "ProductionVPP"), .production)
-        XCTAssertEqual(ReceiptEnvironment(appleName: "ProductionVPPSandbox"), .sandbox)
-        XCTAssertEqual(ReceiptEnvironment(appleName: "LocalTesting"), .localTesting, "its own environment, as Apple spells it")
-        XCTAssertNil(ReceiptEnvironment(appleName: "Staging"))
-        XCTAssertNil(ReceiptEnvironment(appleName: nil))
+        XCTAssertEqual(PurchaseEnvironment(appleName: "ProductionVPP"), .production)
+        XCTAssertEqual(PurchaseEnvironment(appleName: "ProductionVPPSandbox"), .sandbox)
+        XCTAssertEqual(PurchaseEnvironment(appleName: "LocalTesting"), .localTesting, "its own environment, as Apple spells it")
+        XCTAssertNil(PurchaseEnvironment(appleName: "Staging"))
+        XCTAssertNil(PurchaseEnvironment(appleName: nil))
     }
 
     func testReceiptPoliciesAreChecks8To13InOrder() {

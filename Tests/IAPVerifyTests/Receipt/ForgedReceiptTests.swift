@@ -84,10 +84,10 @@ final class ForgedReceiptTests: XCTestCase {
     func testOptionsAreCappedLikeTheInput() throws {
         let v = try makeVerifierOrThrow(["bundle_id": "*", "max_input_bytes": 1000])
         let small = Array(#"{"delivered_transaction_ids":["1"]}"#.utf8)
-        XCTAssertNoThrow(try small.withUnsafeBytes { raw throws(IAPVFailure) in try v.options(json: raw, as: HostState.self) })
+        XCTAssertNoThrow(try small.withUnsafeBytes { raw throws(IAPVFailure) in try v.options(json: raw, as: EntitlementOptions.self) })
         let big = Array(("{\"delivered_transaction_ids\":[" + (0..<300).map { "\"\($0)\"" }.joined(separator: ",") + "]}").utf8)
         XCTAssertGreaterThan(big.count, 1000)
-        XCTAssertThrowsError(try big.withUnsafeBytes { raw throws(IAPVFailure) in try v.options(json: raw, as: HostState.self) }) {
+        XCTAssertThrowsError(try big.withUnsafeBytes { raw throws(IAPVFailure) in try v.options(json: raw, as: EntitlementOptions.self) }) {
             XCTAssertEqual(($0 as? IAPVFailure)?.status, .tooLarge)
         }
     }

@@ -91,7 +91,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try options(["device_id": "5B6E1A2C-0000-4000-8000-000000000001"], as: ReceiptOptions.self).deviceID?.count, 16)
         XCTAssertEqual(try options(["device_id": "a8:20:66:12:34:56"], as: ReceiptOptions.self).deviceID, [0xA8, 0x20, 0x66, 0x12, 0x34, 0x56])
         XCTAssertEqual(try options(["environment": "Sandbox", "attempt": 3], as: ResponseOptions.self).attempt, 3)
-        let order = try options(["orders": [["order_id": "A17", "product_id": "p", "created_ms": 1_700_000_000_000]]], as: HostState.self).orders
+        let order = try options(["orders": [["order_id": "A17", "product_id": "p", "created_ms": 1_700_000_000_000]]], as: EntitlementOptions.self).orders
         XCTAssertEqual(order, [PendingOrder(orderID: "A17", productID: "p", createdMs: 1_700_000_000_000)])
         let bad: [[String: Any]] = [
             ["device": "x"], ["device_id": 5], ["device_id": "not-hex"], ["device_id": "1234"], ["endpoint": "staging"],

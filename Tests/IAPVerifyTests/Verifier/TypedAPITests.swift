@@ -16,7 +16,7 @@ final class TypedAPITests: XCTestCase {
         XCTAssertEqual(report.state(.signature), .ok)
         XCTAssertEqual(try verifier.verifyReceipt(receipt[...], nowMs: jan2030).verdict, .valid)
 
-        var options = HostState()
+        var options = EntitlementOptions()
         options.orders = [PendingOrder(orderID: "o1", productID: "com.example.none", createdMs: 0)]
         let input = Array(#"{"transactions":[]}"#.utf8)
         let e = try verifier.computeEntitlements(input, options: options, nowMs: jan2030)

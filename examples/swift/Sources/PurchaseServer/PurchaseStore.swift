@@ -202,7 +202,7 @@ actor PurchaseStore {
         let input = ResultJSON.entitlementInput(
             transactions: mine.flatMap { original in (transactions[original] ?? [:]).sorted { $0.key < $1.key }.map(\.value.json) },
             renewals: mine.compactMap { renewals[$0]?.json })
-        let result = try verifier.computeEntitlements(input, options: HostState(deliveredTransactionIDs: delivered), nowMs: nowMs)
+        let result = try verifier.computeEntitlements(input, options: EntitlementOptions(deliveredTransactionIDs: delivered), nowMs: nowMs)
         guard result.isValid, let report = result.entitlements else {
             throw StoreError.unreadable("the stored statements of \(userID) are unreadable: \(result.judgement.reason)")
         }

@@ -2,7 +2,7 @@
 // per verifier) and what the host already knows (per call).
 
 /// What the host tells a call about its own records: every entry point passes it to the engine.
-public struct HostState: Sendable {
+public struct EntitlementOptions: Sendable {
     /// Transactions the host already delivered (options `delivered_transaction_ids`).
     public var deliveredTransactionIDs: [String]
     /// Orders the host waits to see paid (options `orders`).
@@ -28,14 +28,17 @@ struct EngineSettings: Sendable {
     /// Every entry point ends here with the transactions it trusted, the renewal infos they came
     /// with, and the host's state, whose renewal infos are merged here: after the call's own, so
     /// of two that rank alike the call's is kept.
-    func evaluate(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+    func evaluate(_ transactions: consuming [Transaction], ownRenewals: [RenewalInfo], host: EntitlementOptions, nowMs: Int64) -> EntitlementReport {
         evaluate(consume transactions, renewals: host.renewalInfo.isEmpty ? ownRenewals : ownRenewals + host.renewalInfo,
                  host: host, nowMs: nowMs)
     }
 
     /// The engine with exactly `renewals` (the host's are not added).
-    func evaluate(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: HostState, nowMs: Int64) -> EntitlementReport {
+    func evaluate(_ transactions: consuming [Transaction], renewals: [RenewalInfo], host: EntitlementOptions, nowMs: Int64) -> EntitlementReport {
         EntitlementEngine.evaluate(transactions: consume transactions, renewals: renewals, catalog: catalog, grace: grace,
                                    nowMs: nowMs, delivered: host.deliveredTransactionIDs, orders: host.orders)
     }
 }
+
+@available(*, deprecated, renamed: "EntitlementOptions", message: "computeEntitlements' options, like every call's, are named for the call: EntitlementOptions")
+public typealias HostState = EntitlementOptions
