@@ -28,6 +28,8 @@ enum FieldList {
             + "\"actions\":" + words(NextAction.allCases.map(\.rawValue)) + ","
             + "\"notification_actions\":" + words(NotificationAction.every.map(\.rawValue)) + ","
             + "\"realtime_actions\":" + words(RealtimeAction.every.map(\.rawValue)) + ","
+            + "\"entitlement_states\":" + words(EntitlementState.allCases.map(\.rawValue)) + ","
+            + "\"notification_effects\":" + words(NotificationEffect.allCases.map(\.rawValue)) + ","
             + "\"environments\":" + words(PurchaseEnvironment.allCases.map(\.rawValue)) + ","
             + "\"server_environments\":" + words(ServerEnvironment.allCases.map(\.rawValue)) + "}"
     }

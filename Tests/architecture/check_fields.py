@@ -109,6 +109,7 @@ def check_python(core: dict[str, Any]) -> None:
     differ("Action", where, set(core["actions"]), python_enum(enums, "Action"))
     differ("NotificationAction", where, set(core["notification_actions"]), python_enum(enums, "NotificationAction"))
     differ("RealtimeAction", where, set(core["realtime_actions"]), python_enum(enums, "RealtimeAction"))
+    differ("EntitlementState", where, set(core["entitlement_states"]), python_enum(enums, "EntitlementState"))
     differ("Environment", where, set(core["environments"]), python_enum(enums, "Environment"))
     differ("ServerEnvironment", where, set(core["server_environments"]), python_enum(enums, "ServerEnvironment"))
 
@@ -150,6 +151,8 @@ def check_go(core: dict[str, Any]) -> None:
     differ("Verdict constants", where, set(core["verdicts"]) | set(core["inspect_verdicts"]), go_constants(constants, "Verdict"))
     differ("Action constants", where, set(core["actions"]) | set(core["notification_actions"]) | set(core["realtime_actions"]),
            go_constants(constants, "Action"))
+    differ("State constants", where, set(core["entitlement_states"]), go_constants(constants, "State"))
+    differ("Effect constants", where, set(core["notification_effects"]), go_constants(constants, "Effect"))
     differ("Environment constants", where, set(core["environments"]), go_constants(constants, "Environment"))
     differ("ServerEnvironment constants", where, set(core["server_environments"]), go_constants(constants, "ServerEnvironment"))
 
@@ -230,6 +233,13 @@ def check_schemas(core: dict[str, Any]) -> None:
            set(core["verdicts"]) | set(core["inspect_verdicts"]), verdicts)
     differ("the action enums of docs/schema/*-result.schema.json, together", "docs/schema",
            set(core["actions"]) | set(core["notification_actions"]) | set(core["realtime_actions"]), actions)
+    states = enums_under(common, "state", set())
+    effects: set[str] = set()
+    for doc in results.values():
+        states |= enums_under(doc, "state", set())
+        effects |= enums_under(doc, "effect", set())
+    differ("the entitlement state enums of docs/schema", "docs/schema", set(core["entitlement_states"]), states)
+    differ("the notification effect enums of docs/schema", "docs/schema", set(core["notification_effects"]), effects)
 
 
 def main() -> int:
