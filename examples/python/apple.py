@@ -9,19 +9,19 @@ import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
+import httpx
 import iapverify
+import iapverify.http
 from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED
 
 PRODUCTION_URL = "https://buy.itunes.apple.com/verifyReceipt"
 SANDBOX_URL = "https://sandbox.itunes.apple.com/verifyReceipt"
-# Apple unreachable (refused, reset, timeout, HTTP error) is the same situation as its status 21005
-# ("the receipt server was temporarily unable to provide the receipt"): asking the library about
-# this body gives the same backoff and the same give_up after the last attempt.
-UNREACHABLE_BODY = b'{"status": 21005}'
-MAX_PAGES = 1000   # a history longer than this is refused, not followed forever
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024        # an answer from Apple larger than this is refused
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024        # an answer from Apple larger than this is no answer
+# The calls whose answer comes in pages, read to the end in one call, and their whole deadline.
+PAGED_ENDPOINTS = ("transaction_history", "notification_history")
+HISTORY_DEADLINE_S = 300.0
 # Apple's two servers, spelled as Apple spells environments (iapverify.ServerEnvironment). Jobs
 # stored by release 0.1 of this example say "production"/"sandbox": read in any case.
 ENVIRONMENTS = (iapverify.ServerEnvironment.PRODUCTION.value, iapverify.ServerEnvironment.SANDBOX.value)
@@ -53,25 +53,64 @@ class Answer:
 
 
 class Apple:
-    """Apple's servers as the service sees them. `clock` is the service's (the database's) now;
-    bearer tokens are issued at `token_clock` (default: this host's real clock, which Apple checks)."""
+    """Apple's servers as the service sees them. `clock` is the service's (the database's) now.
 
-    def __init__(self, verifier: iapverify.Verifier, signers: dict, urls: dict, shared_secret: str, timeout_s: float,
-                 metrics, clock: Callable[[], int], token_clock: Optional[Callable[[], int]] = None):
-        self.verifier, self.signers, self.urls, self.secret = verifier, signers, urls, shared_secret
-        self.timeout_s, self.metrics, self.clock, self.token_clock = timeout_s, metrics, clock, token_clock
+    The App Store Server API is called through the binding's own client (iapverify.http), which
+    follows pages and the sandbox fallback; it is never left to sleep (max_wait_s=0): a retry_later
+    ends the call, and the work queue runs the job again at the library's delay with the next
+    attempt. `timeout_s` is the whole deadline of a one-answer call; a history, read page after
+    page, has HISTORY_DEADLINE_S (or `timeout_s` if longer). /verifyReceipt, which the client does
+    not send, goes through `http_call` below."""
 
-    def api_call(self, call: dict, attempt: int):
-        """One App Store Server API call, built and interpreted by the library. Returns (result, body)."""
-        env = call["environment"]
-        status, retry_after, body, why = self.send(
-            self.signers[env].api_request(call, now_ms=self.token_clock() if self.token_clock else None))
-        result = self.verifier.interpret_api_response(
-            body, endpoint=call["endpoint"], http_status=status, environment=env,
-            retry_after=retry_after, attempt=attempt, now_ms=self.clock())
-        self.metrics.apple_calls.labels(call["endpoint"], why.split(":")[0] or result.action).inc()
-        return result, body, why or f"http {status}"
+    def __init__(self, verifier: iapverify.Verifier, signer: Optional[iapverify.Signer], urls: dict,
+                 shared_secret: str, timeout_s: float, metrics, clock: Callable[[], int]):
+        self.verifier, self.urls, self.secret = verifier, urls, shared_secret
+        self.timeout_s, self.metrics, self.clock = timeout_s, metrics, clock
+        # The client's now_ms serves both the bearer token and the answer's interpretation (a
+        # Retry-After date is counted from it): the database's clock, as for every decision.
+        self.client = None if signer is None else iapverify.http.Client(
+            signer, verifier, timeout_s=timeout_s, deadline_s=timeout_s, now_ms=clock,
+            max_response_bytes=MAX_RESPONSE_BYTES)
 
+    @property
+    def has_server_api(self) -> bool:
+        """Whether the App Store Server API can be called (a signer is configured)."""
+        return self.client is not None
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def api_call(self, call: dict, attempt: int, options: Optional[dict] = None) -> Union[iapverify.http.CallResult, Answer]:
+        """One App Store Server API call to its end, every page and the sandbox fallback
+        included. Returns the client's CallResult when Apple accepted it, else the Answer it comes
+        to (later, give_up, fix_configuration, reject)."""
+        assert self.client is not None, "the App Store Server API needs a signer"
+        env = server_environment(call["environment"])
+        paged = call["endpoint"] in PAGED_ENDPOINTS
+        deadline_s = max(self.timeout_s, HISTORY_DEADLINE_S) if paged else self.timeout_s
+        try:
+            done = self.client.call(call, options=options, attempt=attempt, max_wait_s=0, deadline_s=deadline_s)
+        except iapverify.http.APICallError as e:
+            why = call_failure(e)
+            self.metrics.apple_calls.labels(call["endpoint"], why.split(":")[0]).inc()
+            return self.api_failure(e, env, why)
+        self.metrics.apple_calls.labels(call["endpoint"], "accept").inc()
+        return done
+
+    def api_failure(self, e: iapverify.http.APICallError, environment: str, why: str) -> Answer:
+        """What a call the client ended without accept comes to. The client's DeadlineError after
+        a retry_later carries the library's delay; a deadline that passed between two pages is
+        Apple too slow: a new round later, as after give_up."""
+        env = server_environment(e.call.get("environment", environment))
+        result = e.result
+        if isinstance(e, iapverify.http.DeadlineError) and (result is None or result.action != "retry_later"):
+            return Answer("give_up", env, e.attempt, why=why)
+        if result is None or result.action in ("next_page", "accept"):   # a page token the client refused
+            return Answer("reject", env, e.attempt, verdict="malformed", why=str(e))
+        if result.action == "retry_sandbox":   # from sandbox, or a second time: the client stops there
+            return Answer("reject", env, e.attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
+        return self.decide(result, env, e.attempt, b"", why)
 
     def ask(self, kind: str, subject: str, environment: str, attempt: int) -> Answer:
         """What Apple says about a claim: a receipt (RECEIPT) or a StoreKit 2 transaction id."""
@@ -88,64 +127,32 @@ class Apple:
         return self.ask_verify_receipt(receipt, environment, attempt)
 
     def ask_history(self, transaction_id: str, environment: str, attempt: int, proven: bool) -> Answer:
-        """Every page of the transaction history, each verified by the library. On the library's
-        next_page the next page is asked for; on retry_sandbox the sandbox host, once (the library
-        never answers retry_sandbox from sandbox, and this never goes back); anything else ends it.
-        A retry starts again from the first page: the pages already read are not kept."""
-        transactions: list[dict] = []
-        renewals: list[dict] = []
-        page: dict = {}       # the library's next_page ({"revision": ...}), merged into the next call
-        switched = False
-        for _ in range(MAX_PAGES):
-            call = {"endpoint": "transaction_history", "environment": environment, "transaction_id": transaction_id, **page}
-            result, _, why = self.api_call(call, attempt)
-            if result.action in ("next_page", "accept"):
-                transactions += result.transactions
-                renewals += result.renewal_info
-                if result.action == "accept":
-                    return Answer("accept", environment, attempt, transactions=tuple(transactions),
-                                  renewals=tuple(renewals), claimed_id=transaction_id, proven=proven)
-                page = dict(result.next_page or {})
-                if not page:
-                    return Answer("reject", environment, attempt, verdict="malformed", why="next_page without a page")
-            elif result.action == "retry_sandbox" and not switched:
-                environment, switched, transactions, renewals, page = "Sandbox", True, [], [], {}
-            elif result.action == "retry_sandbox":
-                return Answer("reject", environment, attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
-            else:
-                return self.decide(result, environment, attempt, b"", why)
-        return Answer("reject", environment, attempt, verdict="malformed", why=f"more than {MAX_PAGES} pages of history")
-
-    def send(self, request) -> tuple[int, Optional[str], bytes, str]:
-        """Sends an App Store Server API request exactly as the library built it. Returns (HTTP
-        status, Retry-After, body, why). Apple unreachable (refused, reset, past the deadline) is
-        reported as an HTTP 503 without a body: the library then gives its backoff, as for 503."""
-        try:
-            status, headers, body = http_call(request.method, request.url, dict(request.headers), request.body,
-                                              self.timeout_s)
-            return status, headers.get("retry-after"), body, "" if status < 400 else f"http {status}"
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            return 503, None, b"", describe_failure(e)
+        """Every page of the transaction history, each verified by the library (the client asks
+        for the next page on next_page, and the sandbox host, once, on retry_sandbox). A retry
+        starts again from the first page."""
+        done = self.api_call({"endpoint": "transaction_history", "environment": environment,
+                              "transaction_id": transaction_id}, attempt)
+        if isinstance(done, Answer):
+            return done
+        return Answer("accept", server_environment(done.environment), attempt, transactions=tuple(done.transactions),
+                      renewals=tuple(done.renewal_info), claimed_id=transaction_id, proven=proven)
 
     def ask_verify_receipt(self, receipt: str, environment: str, attempt: int) -> Answer:
+        """/verifyReceipt, production first: the library says what each answer means, an HTTP
+        status other than 200 or no answer at all included (http_status), and whether to ask the
+        other host."""
         for _ in range(3):  # at most production -> sandbox -> production; the library never loops
-            try:
-                body = self.post_verify_receipt(environment, receipt)
-            except (OSError, http.client.HTTPException, ValueError) as e:  # refused, reset, deadline, HTTP 5xx
-                why = describe_failure(e)
-                self.metrics.apple_calls.labels("verifyReceipt", why.split(":")[0]).inc()
-                return self.decide(self.verifier.interpret_response(UNREACHABLE_BODY, environment=environment,
-                                                                     attempt=attempt, now_ms=self.clock()),
-                                    environment, attempt, b"", why)
+            status, body, why = self.post_verify_receipt(environment, receipt)
             result = self.verifier.interpret_response(body, environment=environment, attempt=attempt,
-                                                      now_ms=self.clock())
-            self.metrics.apple_calls.labels("verifyReceipt", result.action).inc()
+                                                      http_status=status, now_ms=self.clock())
+            why = why or str(result.status)
+            self.metrics.apple_calls.labels("verifyReceipt", why.split(":")[0] if status != 200 else result.action).inc()
             if result.action == "retry_sandbox":
                 environment = "Sandbox"
             elif result.action == "retry_production":
                 environment = "Production"
             else:
-                return self.decide(result, environment, attempt, body, str(result.status))
+                return self.decide(result, environment, attempt, body, why)
         return Answer("reject", environment, attempt, verdict="wrong_environment", why="environment ping-pong")
 
     @staticmethod
@@ -160,22 +167,42 @@ class Apple:
             return Answer("fix_configuration", environment, attempt, why=f"fix_configuration: {result.reason}")
         return Answer("reject", environment, attempt, verdict=result.verdict, why=result.reason)
 
-    def post_verify_receipt(self, environment: str, receipt: str) -> bytes:
+    def post_verify_receipt(self, environment: str, receipt: str) -> tuple[int, bytes, str]:
+        """One POST to a /verifyReceipt host. Returns (HTTP status, body, why): the status is 0
+        when Apple did not answer at all (refused, reset, past the deadline, too large), and why
+        is "" for a 200."""
         request = json.dumps({"receipt-data": receipt, "password": self.secret, "exclude-old-transactions": False}).encode()
-        status, _, body = http_call("POST", self.urls[environment], {"Content-Type": "application/json"}, request,
-                                    self.timeout_s)
-        if status != 200:
-            raise http.client.HTTPException(f"http {status}")
-        return body
-
+        try:
+            status, _, body = http_call("POST", self.urls[environment], {"Content-Type": "application/json"}, request,
+                                        self.timeout_s)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            return 0, b"", describe_failure(e)
+        if not 100 <= status <= 599:   # not a status the library reads: as no answer
+            return 0, b"", f"unreachable: HTTP status {status}"
+        return status, body, "" if status == 200 else f"http {status}"
 
 
 def describe_failure(e: BaseException) -> str:
-    if isinstance(e, TimeoutError) or "timed out" in str(e):
+    """"timeout" or "unreachable: <error>" for a call Apple did not answer, "http <status>" for
+    one it answered with an error status (the /verifyReceipt sender's own exception)."""
+    if isinstance(e, (TimeoutError, httpx.TimeoutException)) or "timed out" in str(e):
         return "timeout"
     if isinstance(e, http.client.HTTPException) and str(e).startswith("http "):
         return str(e)
     return f"unreachable: {type(e).__name__}"
+
+
+def call_failure(e: iapverify.http.APICallError) -> str:
+    """Why an App Store Server API call ended without accept, in the words of describe_failure
+    (also the outcome of the apple_calls metric): no answer, an HTTP error status, or the
+    library's action on an answer that came."""
+    if e.__cause__ is not None:
+        return describe_failure(e.__cause__)
+    if e.result is None:
+        return "deadline"
+    if e.result.http_status not in (None, 200):
+        return f"http {e.result.http_status}"
+    return str(e.result.action)
 
 
 def http_call(method: str, url: str, headers: dict, body: Optional[bytes], deadline_s: float,

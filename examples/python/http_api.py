@@ -243,7 +243,7 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         if (body.signed_transaction is None) == (body.transaction_id is None):
             return error(422, "invalid request", field="signed_transaction",
                          problem="send signed_transaction (the app's signed transaction) or transaction_id, not both")
-        if not service.signers:
+        if service.signer is None:
             return error(501, "StoreKit 2 is not configured on this service (APPLE_API_KEY_FILE)")
         admit_claim(who, request, "storekit2")
         if body.signed_transaction is not None:

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Optional
 
-from apple import ENVIRONMENTS, MAX_PAGES, Answer, Apple, server_environment
+from apple import ENVIRONMENTS, Answer, Apple, server_environment
 from ledger import Job, Ledger
 from notifications import Notifications
 from observability import log_event
@@ -47,7 +47,7 @@ class Worker:
     def ensure_recovery_jobs(self) -> None:
         """One recurring recovery job per environment the config accepts (a worker calls this when
         it starts). The first run reads history from when the service first started."""
-        if not self.apple.signers:
+        if not self.apple.has_server_api:
             return
 
         def add(db) -> None:
@@ -204,29 +204,25 @@ class Worker:
         return result
 
     def _read_history(self, env: str, start: int, end: int, attempt: int, applied: dict) -> Answer:
-        page: dict = {}
-        for _ in range(MAX_PAGES):
-            call = {"endpoint": "notification_history", "environment": env,
-                    "body": {"startDate": start, "endDate": end}, **page}
-            result, body, why = self.apple.api_call(call, attempt)
-            if result.action not in ("next_page", "accept"):
-                return self.apple.decide(result, env, attempt, b"", why)
-            # The library verified every signed item of the page; each notification now goes
-            # through the same path as a pushed one (its UUID makes a second copy a duplicate).
+        """Every page of the notification history from start to end. The library verified every
+        signed item of every page; each notification then goes through the same path as a pushed
+        one, from the page as Apple sent it (its UUID makes a second copy a duplicate)."""
+        done = self.apple.api_call({"endpoint": "notification_history", "environment": env,
+                                    "body": {"startDate": start, "endDate": end}}, attempt)
+        if isinstance(done, Answer):
+            return done
+        for body in done.bodies:
             for item in json.loads(body).get("notificationHistory", []):
                 status, outcome = self.notifications.handle_notification(item["signedPayload"], source="history")
                 if status == 200 and outcome["status"] != "ignore_duplicate":
                     applied["recovered"] += 1
-            if result.action == "accept":
-                return Answer("accept", env, attempt)
-            page = dict(result.next_page or {})
-        return Answer("reject", env, attempt, verdict="malformed", why=f"more than {MAX_PAGES} pages of history")
+        return Answer("accept", env, attempt)
 
     def _check_subscription(self, original: str, env: str, attempt: int, now: int) -> Answer:
-        result, _, why = self.apple.api_call({"endpoint": "subscription_statuses", "environment": env,
-                                         "transaction_id": original}, attempt)
-        if result.action != "accept":
-            return self.apple.decide(result, env, attempt, b"", why)
+        done = self.apple.api_call({"endpoint": "subscription_statuses", "environment": env,
+                                    "transaction_id": original}, attempt)
+        if isinstance(done, Answer):
+            return done
 
         def apply(db) -> None:
             t = self.ledger.now(db)
@@ -234,7 +230,7 @@ class Worker:
             owner = self.ledger.owner(db, original)
             if owner:
                 self.ledger.lock_user(db, owner)
-            self.purchases.merge(db, result.transactions, result.renewal_info, t)
+            self.purchases.merge(db, done.transactions, done.renewal_info, t)
             self.ledger.mark_checked(db, original, t)
             if owner:
                 self.purchases.plan(db, owner, t)
@@ -254,9 +250,9 @@ class Worker:
             answer = Answer("reject", env, job.attempt, verdict="not_sent",
                             why="consumption data is not sent without the customer's consent (CONSUMPTION_CONSENT=0)")
         else:
-            result, _, why = self.apple.api_call({"endpoint": "consumption_info", "environment": env,
-                                             "transaction_id": transaction_id, "body": body}, job.attempt)
-            answer = self.apple.decide(result, env, job.attempt, b"", why)
+            done = self.apple.api_call({"endpoint": "consumption_info", "environment": env,
+                                        "transaction_id": transaction_id, "body": body}, job.attempt)
+            answer = done if isinstance(done, Answer) else Answer("accept", env, job.attempt)
 
         def record(db) -> dict:
             if not self.ledger.hold_lease(db, job):

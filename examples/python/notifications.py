@@ -18,12 +18,12 @@ from work_queue import CONSUMPTION, job_id
 
 class Notifications:
     def __init__(self, verifier: iapverify.Verifier, ledger: Ledger, purchases: Purchases, metrics: Metrics,
-                 signers: dict, retention: Optional[dict] = None):
+                 signer: Optional[iapverify.Signer], retention: Optional[dict] = None):
         """retention maps a product id to the answer given to Apple's Retention Messaging realtime
         requests about it: the fields of the library's realtime_response signature kind
         (message_identifier, alternate_product_id, promotional_offer)."""
         self.verifier, self.ledger, self.purchases, self.metrics = verifier, ledger, purchases, metrics
-        self.signers, self.retention = signers, dict(retention or {})
+        self.signer, self.retention = signer, dict(retention or {})
 
     def clock(self) -> int:
         return self.ledger.now()
@@ -48,11 +48,10 @@ class Notifications:
         if answer is not None:
             return 200, json.loads(answer)
         rule = self.retention.get(request["product_id"])
-        signer = self.signers.get(r.environment) or next(iter(self.signers.values()), None)
         body: dict = {}
-        if rule and signer:
+        if rule and self.signer is not None:
             # Each answer its own nonce: a promotional offer's signature is good for one use.
-            signed = signer.sign({"kind": "realtime_response", "nonce": str(uuid.uuid4()), **rule}, now_ms=now)
+            signed = self.signer.sign({"kind": "realtime_response", "nonce": str(uuid.uuid4()), **rule}, now_ms=now)
             body = json.loads(signed.body or "{}")
         with self.ledger.transaction() as db:
             if not self.ledger.record_realtime(db, request["request_identifier"], request["original_transaction_id"],
@@ -113,7 +112,7 @@ class Notifications:
             if original:
                 applied = action in ("apply", "send_consumption_info")
                 self.ledger.note_news(db, original, environment, now, n.get("signed_date_ms") if applied else None)
-            if action == "send_consumption_info" and txn and self.signers:
+            if action == "send_consumption_info" and txn and self.signer is not None:
                 env = environment if environment in ENVIRONMENTS else ENVIRONMENTS[0]
                 self.ledger.enqueue(db, job_id("apple", CONSUMPTION, txn["transaction_id"]), owner or "", CONSUMPTION,
                                     txn["transaction_id"], env, 1, now, now, "consumption requested")

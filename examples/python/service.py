@@ -50,25 +50,25 @@ class PurchaseService:
                  clock: Optional[Callable[[], int]] = None, timeout_s: float = 10.0, lease_ms: int = LEASE_MS,
                  give_up_after_ms: int = GIVE_UP_AFTER_MS, worker_id: Optional[str] = None,
                  signer_config: Optional[dict] = None, api_base_url: Union[str, dict, None] = None,
-                 token_clock: Optional[Callable[[], int]] = None, heartbeat_ms: Optional[int] = None,
+                 heartbeat_ms: Optional[int] = None,
                  recovery_every_ms: int = RECOVERY_EVERY_MS, renewal_slack_ms: int = RENEWAL_SLACK_MS,
                  consumption_consent: bool = True, retention: Optional[dict] = None):
         """signer_config enables the StoreKit 2 flow and the recovery jobs. api_base_url (tests only)
         sends those calls to a fake App Store Server API: one URL, or {"Production": ...,
-        "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()); `clock` (tests
-        only) replaces it. Bearer tokens are issued at token_clock() (default: this host's real
-        clock, which is what Apple checks them against). timeout_s bounds each call to Apple as a
-        whole (connecting, sending, reading), not each read. retention: see Notifications."""
+        "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()), and so
+        do the bearer tokens; `clock` (tests only) replaces it. timeout_s bounds each call to Apple
+        as a whole (connecting, sending, reading), not each read; a history read page after page
+        has apple.HISTORY_DEADLINE_S. retention: see Notifications."""
         self.config = config
         self.verifier = iapverify.Verifier(config)
-        self.signers: dict = {}
-        if isinstance(api_base_url, dict):
-            api_base_url = {server_environment(k): v for k, v in api_base_url.items()}
+        self.signer: Optional[iapverify.Signer] = None
         if signer_config is not None:
-            for environment in ENVIRONMENTS:
-                base = api_base_url.get(environment) if isinstance(api_base_url, dict) else api_base_url
-                self.signers[environment] = iapverify.Signer(dict(signer_config, test_base_url=base.rstrip("/"))
-                                                             if base else signer_config)
+            if isinstance(api_base_url, dict):   # the signer's test_base_url: one URL, or one per environment
+                signer_config = dict(signer_config, test_base_url={server_environment(k): v.rstrip("/")
+                                                                   for k, v in api_base_url.items() if v})
+            elif api_base_url:
+                signer_config = dict(signer_config, test_base_url=api_base_url.rstrip("/"))
+            self.signer = iapverify.Signer(signer_config)
         self.ledger = ledger
         if clock is not None:
             ledger.clock = clock
@@ -76,10 +76,9 @@ class PurchaseService:
         urls = ({"Production": apple_base_url.rstrip("/") + "/production/verifyReceipt",
                  "Sandbox": apple_base_url.rstrip("/") + "/sandbox/verifyReceipt"} if apple_base_url
                 else {"Production": PRODUCTION_URL, "Sandbox": SANDBOX_URL})
-        self.apple = Apple(self.verifier, self.signers, urls, shared_secret, timeout_s, self.metrics, self.clock,
-                           token_clock)
-        self.purchases = Purchases(config, self.verifier, ledger, self.apple, self.metrics, bool(self.signers))
-        self.notifications = Notifications(self.verifier, ledger, self.purchases, self.metrics, self.signers, retention)
+        self.apple = Apple(self.verifier, self.signer, urls, shared_secret, timeout_s, self.metrics, self.clock)
+        self.purchases = Purchases(config, self.verifier, ledger, self.apple, self.metrics, self.signer is not None)
+        self.notifications = Notifications(self.verifier, ledger, self.purchases, self.metrics, self.signer, retention)
         environments = [e for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
         self.worker = Worker(ledger, self.apple, self.purchases, self.notifications, environments,
                              lease_ms=lease_ms, heartbeat_ms=heartbeat_ms, give_up_after_ms=give_up_after_ms,

@@ -46,7 +46,7 @@ def test_a_job_slower_than_its_lease_is_not_taken_by_another_worker(tmp_path, ap
 
 
 def test_a_call_to_apple_ends_at_its_deadline_however_apple_drips(service, apple):
-    service.timeout_s = 1.0
+    service.apple.timeout_s = 1.0
     apple.go_down("drip")                                    # a byte every 0.2 s: no single read times out
     try:
         result = service.submit_receipt("u1", signed_receipt("DRIP"))
