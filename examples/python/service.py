@@ -10,9 +10,10 @@ means; the ledger stores what Apple signed and delivers each purchase exactly on
 
 The rooms: purchases.py (what the app sends, ownership, the settling transaction), notifications.py
 (what Apple pushes), jobs.py (the worker), apple.py (asking Apple), work_queue.py (the queue's
-kinds and schedule), observability.py (logs and metrics), ledger.py (the database), http_api.py
-(the HTTP API, FastAPI under uvicorn). This file puts them together and is the command line;
-README.md describes the API and the deployment.
+kinds and schedule), observability.py (logs and metrics), ledger.py (what is stored;
+ledger_database.py and ledger_schema.py under it), http_api.py (the HTTP API, FastAPI under
+uvicorn; http_server.py its socket and connections). This file puts them together and is the
+command line; README.md describes the API and the deployment.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import ledger as ledger_module
+import ledger_schema as schema_module
 from conftest import _pg_bin, _run_as
 from ledger import Ledger, SchemaTooNew
 
@@ -187,13 +187,13 @@ def database(request, tmp_path):
 def test_a_database_from_before_versions_is_recognised_as_version_1(database):
     open_ledger, sql = database
     # What the service created before schema_version existed: the same statements, run at every start.
-    sql(*ledger_module.SCHEMA_V1, "INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES ('o1', 'u1', 'p', 1)")
+    sql(*schema_module.SCHEMA_V1, "INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES ('o1', 'u1', 'p', 1)")
     ledger = open_ledger()
     try:
         # recognised as version 1, then brought to the newest
-        assert ledger.schema_version() == len(ledger_module.MIGRATIONS)
+        assert ledger.schema_version() == len(schema_module.MIGRATIONS)
         assert sql("SELECT version FROM schema_version ORDER BY version") == [
-            (v,) for v in range(1, len(ledger_module.MIGRATIONS) + 1)]
+            (v,) for v in range(1, len(schema_module.MIGRATIONS) + 1)]
         assert ledger.order("o1") == {"status": "pending", "transaction_id": None}
     finally:
         ledger.close()
@@ -205,13 +205,13 @@ def test_a_new_database_gets_every_version_once(database):
         ledger = open_ledger()
         ledger.close()
     assert sql("SELECT version FROM schema_version ORDER BY version") == [
-        (v,) for v in range(1, len(ledger_module.MIGRATIONS) + 1)]
+        (v,) for v in range(1, len(schema_module.MIGRATIONS) + 1)]
 
 
 def test_a_database_newer_than_the_code_is_refused(database):
     open_ledger, sql = database
     open_ledger().close()
-    future = len(ledger_module.MIGRATIONS) + 1
+    future = len(schema_module.MIGRATIONS) + 1
     sql(f"INSERT INTO schema_version (version, applied_ms) VALUES ({future}, 0)")
     with pytest.raises(SchemaTooNew, match=f"version {future}.*up to {future - 1}"):
         open_ledger()
@@ -220,25 +220,25 @@ def test_a_database_newer_than_the_code_is_refused(database):
 def test_an_appended_migration_reaches_an_existing_database(database, monkeypatch):
     open_ledger, sql = database
     open_ledger().close()
-    monkeypatch.setattr(ledger_module, "MIGRATIONS", ledger_module.MIGRATIONS + ["ALTER TABLE orders ADD COLUMN note TEXT"])
+    monkeypatch.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS + ["ALTER TABLE orders ADD COLUMN note TEXT"])
     for _ in range(2):   # applied once: the second start finds nothing to do (a second ADD COLUMN would fail)
         ledger = open_ledger()
         ledger.close()
-    assert sql("SELECT MAX(version) FROM schema_version") == [(len(ledger_module.MIGRATIONS),)]
+    assert sql("SELECT MAX(version) FROM schema_version") == [(len(schema_module.MIGRATIONS),)]
     assert sql("SELECT note FROM orders") == []
 
 
 def test_a_failing_migration_changes_nothing(database, monkeypatch):
     open_ledger, sql = database
     open_ledger().close()
-    released = ledger_module.MIGRATIONS
-    monkeypatch.setattr(ledger_module, "MIGRATIONS", released + [
+    released = schema_module.MIGRATIONS
+    monkeypatch.setattr(schema_module, "MIGRATIONS", released + [
         ("ALTER TABLE orders ADD COLUMN note TEXT", "ALTER TABLE no_such_table ADD COLUMN x TEXT")])
     with pytest.raises(Exception, match="no_such_table"):
         open_ledger()
     assert sql("SELECT MAX(version) FROM schema_version") == [(len(released),)]
     # The column of the failed version's first statement was not kept: adding it again works.
-    monkeypatch.setattr(ledger_module, "MIGRATIONS", released + ["ALTER TABLE orders ADD COLUMN note TEXT"])
+    monkeypatch.setattr(schema_module, "MIGRATIONS", released + ["ALTER TABLE orders ADD COLUMN note TEXT"])
     open_ledger().close()
     assert sql("SELECT MAX(version) FROM schema_version") == [(len(released) + 1,)]
 
@@ -253,7 +253,7 @@ def test_version_2_gives_old_jobs_a_kind_and_keeps_their_ids(database):
            RECOVERY: "recovery:production", CONSUMPTION: "consumption:2003"}
     ids = {kind: job_id("u1", kind, text.split(":", 1)[-1]) for kind, text in old.items()}
     rows = ", ".join(f"('{ids[kind]}', 'u1', '{text}', 'Production', 1, 0, 0)" for kind, text in old.items())
-    sql(*ledger_module.SCHEMA_V1,
+    sql(*schema_module.SCHEMA_V1,
         "INSERT INTO verification_jobs (id, user_id, receipt, endpoint, attempt, next_at_ms, created_ms) VALUES " + rows,
         "INSERT INTO finished_jobs (id, user_id, receipt, outcome, tries, created_ms, finished_ms)"
         " VALUES ('f1', 'u1', 'storekit2:9', 'delivered', 1, 0, 0)")

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-import ledger as ledger_module
+import ledger_database as database_module
 from ledger import Ledger
 from service import LEASE_MS, PurchaseService, job_id
 from support import CONSUMABLE, FROM_TEST_ENV, NOW, Cluster, config, consumable, post, wait_for, signed_receipt
@@ -60,7 +60,7 @@ def test_a_call_to_apple_ends_at_its_deadline_however_apple_drips(service, apple
 def host_clock_ahead(monkeypatch):
     """This host's clock an hour ahead of the database's (a badly synchronised worker)."""
     ahead = 3_600_000
-    monkeypatch.setattr(ledger_module, "now_ms", lambda: time.time_ns() // 1_000_000 + ahead)
+    monkeypatch.setattr(database_module, "now_ms", lambda: time.time_ns() // 1_000_000 + ahead)
     monkeypatch.setattr(time, "time", lambda real=time.time: real() + ahead / 1000)
     return ahead
 
