@@ -1,6 +1,8 @@
 """Asking Apple: /verifyReceipt for receipts and the App Store Server API for the rest. The
-library builds every request and says what every answer means; this module moves the bytes and
-turns the library's action into an `Answer` the rest of the service acts on."""
+library builds every request and says what every answer means. The App Store Server API is sent
+by the binding's own client (iapverify.http: pages, the sandbox fallback, the deadline); this
+module sends /verifyReceipt itself (http_call: the client does not send it), and turns what the
+library says into an `Answer` the rest of the service acts on."""
 from __future__ import annotations
 
 import http.client
@@ -19,9 +21,10 @@ from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED
 PRODUCTION_URL = "https://buy.itunes.apple.com/verifyReceipt"
 SANDBOX_URL = "https://sandbox.itunes.apple.com/verifyReceipt"
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024        # an answer from Apple larger than this is no answer
-# The calls whose answer comes in pages, read to the end in one call, and their whole deadline.
-PAGED_ENDPOINTS = ("transaction_history", "notification_history")
-HISTORY_DEADLINE_S = 300.0
+# A history comes in pages, all read in one call of the client: its whole deadline (or the
+# service's timeout_s if longer). A StoreKit 2 claim's history is read while the app waits; the
+# notification history, by the worker's recovery job, may be long after an outage.
+HISTORY_DEADLINE_S = {"transaction_history": 60.0, "notification_history": 600.0}
 # Apple's two servers, spelled as Apple spells environments (iapverify.ServerEnvironment). Jobs
 # stored by release 0.1 of this example say "production"/"sandbox": read in any case.
 ENVIRONMENTS = (iapverify.ServerEnvironment.PRODUCTION.value, iapverify.ServerEnvironment.SANDBOX.value)
@@ -59,8 +62,8 @@ class Apple:
     follows pages and the sandbox fallback; it is never left to sleep (max_wait_s=0): a retry_later
     ends the call, and the work queue runs the job again at the library's delay with the next
     attempt. `timeout_s` is the whole deadline of a one-answer call; a history, read page after
-    page, has HISTORY_DEADLINE_S (or `timeout_s` if longer). /verifyReceipt, which the client does
-    not send, goes through `http_call` below."""
+    page, has its HISTORY_DEADLINE_S (or `timeout_s` if longer). /verifyReceipt, which the client
+    does not send, goes through `http_call` below."""
 
     def __init__(self, verifier: iapverify.Verifier, signer: Optional[iapverify.Signer], urls: dict,
                  shared_secret: str, timeout_s: float, metrics, clock: Callable[[], int]):
@@ -77,20 +80,15 @@ class Apple:
         """Whether the App Store Server API can be called (a signer is configured)."""
         return self.client is not None
 
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-
-    def api_call(self, call: dict, attempt: int, options: Optional[dict] = None) -> Union[iapverify.http.CallResult, Answer]:
+    def api_call(self, call: dict, attempt: int) -> Union[iapverify.http.CallResult, Answer]:
         """One App Store Server API call to its end, every page and the sandbox fallback
         included. Returns the client's CallResult when Apple accepted it, else the Answer it comes
         to (later, give_up, fix_configuration, reject)."""
         assert self.client is not None, "the App Store Server API needs a signer"
         env = server_environment(call["environment"])
-        paged = call["endpoint"] in PAGED_ENDPOINTS
-        deadline_s = max(self.timeout_s, HISTORY_DEADLINE_S) if paged else self.timeout_s
+        deadline_s = max(self.timeout_s, HISTORY_DEADLINE_S.get(call["endpoint"], 0.0))
         try:
-            done = self.client.call(call, options=options, attempt=attempt, max_wait_s=0, deadline_s=deadline_s)
+            done = self.client.call(call, attempt=attempt, max_wait_s=0, deadline_s=deadline_s)
         except iapverify.http.APICallError as e:
             why = call_failure(e)
             self.metrics.apple_calls.labels(call["endpoint"], why.split(":")[0]).inc()
@@ -104,7 +102,7 @@ class Apple:
         Apple too slow: a new round later, as after give_up."""
         env = server_environment(e.call.get("environment", environment))
         result = e.result
-        if isinstance(e, iapverify.http.DeadlineError) and (result is None or result.action != "retry_later"):
+        if out_of_time(e):
             return Answer("give_up", env, e.attempt, why=why)
         if result is None or result.action in ("next_page", "accept"):   # a page token the client refused
             return Answer("reject", env, e.attempt, verdict="malformed", why=str(e))
@@ -146,7 +144,8 @@ class Apple:
             result = self.verifier.interpret_response(body, environment=environment, attempt=attempt,
                                                       http_status=status, now_ms=self.clock())
             why = why or str(result.status)
-            self.metrics.apple_calls.labels("verifyReceipt", why.split(":")[0] if status != 200 else result.action).inc()
+            outcome = result.action if status == 200 else why.split(":")[0]   # timeout, unreachable, http 503
+            self.metrics.apple_calls.labels("verifyReceipt", outcome).inc()
             if result.action == "retry_sandbox":
                 environment = "Sandbox"
             elif result.action == "retry_production":
@@ -183,13 +182,17 @@ class Apple:
 
 
 def describe_failure(e: BaseException) -> str:
-    """"timeout" or "unreachable: <error>" for a call Apple did not answer, "http <status>" for
-    one it answered with an error status (the /verifyReceipt sender's own exception)."""
+    """"timeout" or "unreachable: <error>" for a call Apple did not answer (the error of
+    http_call, or the httpx error behind the client's APICallError)."""
     if isinstance(e, (TimeoutError, httpx.TimeoutException)) or "timed out" in str(e):
         return "timeout"
-    if isinstance(e, http.client.HTTPException) and str(e).startswith("http "):
-        return str(e)
     return f"unreachable: {type(e).__name__}"
+
+
+def out_of_time(e: iapverify.http.APICallError) -> bool:
+    """The call's deadline passed between two requests (the pages of a long history), not after
+    a retry_later the host is to wait out itself."""
+    return isinstance(e, iapverify.http.DeadlineError) and (e.result is None or e.result.action != "retry_later")
 
 
 def call_failure(e: iapverify.http.APICallError) -> str:
@@ -198,7 +201,7 @@ def call_failure(e: iapverify.http.APICallError) -> str:
     library's action on an answer that came."""
     if e.__cause__ is not None:
         return describe_failure(e.__cause__)
-    if e.result is None:
+    if out_of_time(e) or e.result is None:
         return "deadline"
     if e.result.http_status not in (None, 200):
         return f"http {e.result.http_status}"
@@ -207,9 +210,10 @@ def call_failure(e: iapverify.http.APICallError) -> str:
 
 def http_call(method: str, url: str, headers: dict, body: Optional[bytes], deadline_s: float,
               max_bytes: int = MAX_RESPONSE_BYTES) -> tuple[int, dict, bytes]:
-    """One HTTP exchange that ends by `deadline_s` from now whatever the peer does: each socket
-    operation gets only the time left, so an Apple that sends a byte a second still ends at the
-    deadline (a per-read timeout would wait forever). Returns (status, lower-case headers, body)."""
+    """One HTTP exchange (a /verifyReceipt POST) that ends by `deadline_s` from now whatever the
+    peer does: each socket operation gets only the time left, so an Apple that sends a byte a
+    second still ends at the deadline (a per-read timeout would wait forever). Returns (status,
+    lower-case headers, body)."""
     end = time.monotonic() + deadline_s
 
     def left() -> float:

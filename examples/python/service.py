@@ -59,7 +59,7 @@ class PurchaseService:
         "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()), and so
         do the bearer tokens; `clock` (tests only) replaces it. timeout_s bounds each call to Apple
         as a whole (connecting, sending, reading), not each read; a history read page after page
-        has apple.HISTORY_DEADLINE_S. retention: see Notifications."""
+        has its apple.HISTORY_DEADLINE_S. retention: see Notifications."""
         self.config = config
         self.verifier = iapverify.Verifier(config)
         self.signer: Optional[iapverify.Signer] = None

@@ -71,6 +71,21 @@ def test_timeouts_are_stored_for_later(ledger):
     assert ledger.pending_count() == 1
 
 
+def test_an_http_error_from_verify_receipt_takes_the_librarys_backoff(service, apple):
+    """Not a 200 is given to the library as the status it is (http_status), not as a status 21005
+    body: the same backoff, attempt after attempt, and the status in the job's reason."""
+    apple.go_down("503")
+    try:
+        first = service.submit_receipt("u6", signed_receipt("R6"))
+        assert first == {"status": "pending", "retry_after_ms": 1000, "why": "http 503"}
+        service.test_clock["now"] += 1000
+        [second] = service.retry_pending()
+        assert second == {"status": "pending", "retry_after_ms": 2000, "why": "http 503"}
+    finally:
+        apple.come_back()
+    assert 'apple_calls_total{api="verifyReceipt",outcome="http 503"} 2.0' in service.metrics.text().decode()
+
+
 def test_a_refund_shows_up_in_to_revoke(service, apple):
     apple.script("R4", "production", CONSUMABLE, refunded(CONSUMABLE))
     assert service.submit_receipt("u4", signed_receipt("R4"))["delivered"] == [MERCURY]
