@@ -32,6 +32,7 @@ public struct VerifierConfig: Sendable {
 
     /// Parses the JSON config. Throws `IAPVFailure` with status `.config`.
     /// - Parameters:
+    ///   - json: the config document's bytes (docs/config.md).
     ///   - bundleIDOverride: replaces `bundle_id` (the CLI's `--bundle-id`).
     ///   - bundleIDFallback: used when neither the override nor the JSON gives a bundle id (the
     ///     CLI passes `"*"`); without one, a config lacking `bundle_id` is an error.
