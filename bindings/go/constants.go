@@ -67,6 +67,21 @@ const (
 	ActionRespond Action = "respond"
 )
 
+// JWSKind is what a StoreKit 2 token is (Result.Kind), and the kind a caller expects
+// (Options.Kind): a token of another kind is malformed (docs/storekit2.md).
+type JWSKind string
+
+// The kinds of signed token. KindUnknown (signed by Apple, of no shape this library models) is
+// only ever a result's kind, never an option.
+const (
+	KindTransaction     JWSKind = "transaction"
+	KindRenewalInfo     JWSKind = "renewal_info"
+	KindAppTransaction  JWSKind = "app_transaction"
+	KindNotification    JWSKind = "notification"
+	KindRealtimeRequest JWSKind = "realtime_request"
+	KindUnknown         JWSKind = "unknown"
+)
+
 // Environment is the environment a receipt, a signed token or a /verifyReceipt answer names, as
 // Apple spells it (Result.Environment, a transaction's "environment").
 type Environment string

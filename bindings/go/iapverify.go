@@ -87,7 +87,8 @@ func (v *Verifier) Close() {
 
 // Options are the per-call options; the zero value means none. Only the fields set are sent, and
 // each call reads its own (docs/options.md): DeviceID is for VerifyReceipt; Environment and
-// Attempt for InterpretResponse; LastSignedDateMs and SeenNotificationUUIDs for VerifyJWS;
+// Attempt for InterpretResponse; Kind, LastSignedDateMs, SeenNotificationUUIDs,
+// SeenRequestIdentifiers and MaxAgeMs for VerifyJWS;
 // OCSPResponses for VerifyReceipt and VerifyJWS; the delivery fields for every call. A field set
 // for a call that does not read it is refused with ErrInvalidArgument ("does not apply to ...").
 type Options struct {
@@ -109,6 +110,16 @@ type Options struct {
 	RenewalInfo             []interface{} `json:"renewal_info,omitempty"`
 	LastSignedDateMs        int64         `json:"last_signed_date_ms,omitempty"`     // JWS notifications
 	SeenNotificationUUIDs   []string      `json:"seen_notification_uuids,omitempty"` // JWS notifications
+	// Kind (VerifyJWS) is the kind of token the caller expects: KindTransaction for an app's
+	// jwsRepresentation, KindRenewalInfo, KindAppTransaction, KindNotification or
+	// KindRealtimeRequest. A token of another kind is malformed (docs/storekit2.md). Empty: any.
+	Kind JWSKind `json:"kind,omitempty"`
+	// SeenRequestIdentifiers (VerifyJWS) are the request_identifiers of the realtime requests
+	// already answered: one of them again is ignore_duplicate.
+	SeenRequestIdentifiers []string `json:"seen_request_identifiers,omitempty"`
+	// MaxAgeMs (VerifyJWS) is how old a realtime request may be before it is a replay
+	// (ignore_stale). A pointer, because 0 is a value; nil is the library's default (300000).
+	MaxAgeMs *int64 `json:"max_age_ms,omitempty"`
 	// OCSPResponses are DER OCSP responses for the signing certificate, as its responder answered
 	// Revocation.Request (encoding/json sends them as base64). See docs/revocation.md.
 	OCSPResponses [][]byte `json:"ocsp_responses,omitempty"`

@@ -27,10 +27,11 @@ type Result struct {
 	// CatalogConflicts lists catalog entries whose type contradicts the type Apple signed.
 	CatalogConflicts []CatalogConflict `json:"catalog_conflicts"`
 	IntroEligible    map[string]bool   `json:"intro_eligible"`
-	Kind             string            `json:"kind,omitempty"`             // JWS only
-	Transaction      json.RawMessage   `json:"transaction,omitempty"`      // JWS only
-	Notification     json.RawMessage   `json:"notification,omitempty"`     // JWS only
-	RealtimeRequest  json.RawMessage   `json:"realtime_request,omitempty"` // JWS only: a Retention Messaging realtime request
+	Kind             JWSKind           `json:"kind,omitempty"`             // JWS only
+	Transaction      json.RawMessage   `json:"transaction,omitempty"`      // JWS only: Result.JWSTransaction reads it
+	RenewalInfo      json.RawMessage   `json:"renewal_info,omitempty"`     // JWS only: Result.JWSRenewalInfo reads it
+	Notification     json.RawMessage   `json:"notification,omitempty"`     // JWS only: Result.JWSNotification reads it
+	RealtimeRequest  json.RawMessage   `json:"realtime_request,omitempty"` // JWS only: Result.JWSRealtimeRequest reads it
 	// Revocation is the signing certificate's OCSP facts: a JWS result's "revocation", a receipt
 	// result's "receipt.signing.revocation". Nil until the chain verified.
 	Revocation *Revocation `json:"revocation,omitempty"`
@@ -92,18 +93,67 @@ type JWSNotification struct {
 	Action           Action           `json:"action"` // apply, ignore_duplicate, ignore_stale, send_consumption_info, record_only, reject
 	Transaction      *Transaction     `json:"transaction"`
 	RenewalInfo      *RenewalInfo     `json:"renewal_info"`
+	// AppTransaction is a consent change's verified app transaction, in Apple's field names; JSON null otherwise.
+	AppTransaction json.RawMessage `json:"app_transaction"`
+}
+
+// JWSRealtimeRequest is the "realtime_request" member of a JWS result: a Retention Messaging
+// realtime request (docs/storekit2.md#realtime-requests-retention-messaging).
+type JWSRealtimeRequest struct {
+	OriginalTransactionID string `json:"original_transaction_id"`
+	ProductID             string `json:"product_id"`
+	UserLocale            string `json:"user_locale"`
+	RequestIdentifier     string `json:"request_identifier"`
+	AppAppleID            *int64 `json:"app_apple_id"`
+	SignedDateMs          int64  `json:"signed_date_ms"`
+	Action                Action `json:"action"` // respond, ignore_duplicate, ignore_stale, reject
+}
+
+// decodeMember decodes one JWS-only member of the result into out; false when it is absent or null.
+func decodeMember(raw json.RawMessage, what string, out any) (bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: what + " JSON: " + err.Error()}
+	}
+	return true, nil
 }
 
 // JWSNotification decodes the result's notification; nil when the token was not a notification.
 func (r *Result) JWSNotification() (*JWSNotification, error) {
-	if len(r.Notification) == 0 || string(r.Notification) == "null" {
-		return nil, nil
-	}
 	var n JWSNotification
-	if err := json.Unmarshal(r.Notification, &n); err != nil {
-		return nil, &Error{Code: -5, Name: "IAPV_E_INTERNAL", Message: "notification JSON: " + err.Error()}
+	if ok, err := decodeMember(r.Notification, "notification", &n); !ok {
+		return nil, err
 	}
 	return &n, nil
+}
+
+// JWSTransaction decodes the result's transaction; nil when the token was not a transaction.
+func (r *Result) JWSTransaction() (*Transaction, error) {
+	var t Transaction
+	if ok, err := decodeMember(r.Transaction, "transaction", &t); !ok {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// JWSRenewalInfo decodes the result's renewal info; nil when the token was not a renewal info.
+func (r *Result) JWSRenewalInfo() (*RenewalInfo, error) {
+	var ri RenewalInfo
+	if ok, err := decodeMember(r.RenewalInfo, "renewal_info", &ri); !ok {
+		return nil, err
+	}
+	return &ri, nil
+}
+
+// JWSRealtimeRequest decodes the result's realtime request; nil when the token was not one.
+func (r *Result) JWSRealtimeRequest() (*JWSRealtimeRequest, error) {
+	var q JWSRealtimeRequest
+	if ok, err := decodeMember(r.RealtimeRequest, "realtime_request", &q); !ok {
+		return nil, err
+	}
+	return &q, nil
 }
 
 // InApp decodes the result's receipt.in_app: a receipt's purchase records or a /verifyReceipt
