@@ -23,13 +23,13 @@ enum OID {
 }
 
 /// The content digest a SignerInfo names.
-public enum DigestAlgorithm: String, Sendable {
+public enum DigestAlgorithm: String, Sendable, CaseIterable {
     case sha1
     case sha256
 }
 
 /// The signature scheme a SignerInfo names.
-public enum SignatureScheme: String, Sendable {
+public enum SignatureScheme: String, Sendable, CaseIterable {
     case rsa = "rsa_pkcs1v15"
     case ecdsa
 }

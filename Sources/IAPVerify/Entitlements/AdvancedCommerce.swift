@@ -27,6 +27,8 @@ public struct AdvancedCommerceItem: Sendable, Equatable {
     /// Renewal items: a price increase the customer has or has not consented to.
     public var priceIncreaseStatus: String?
     public var priceIncreasePrice: Int64?
+    /// The other items whose prices change with this one (Apple's `dependentSKUs`).
+    public var priceIncreaseDependentSKUs: [String]?
 
     /// Whether the item still counts at `nowMs` (its own revocation, not the purchase's).
     public func isRevoked(at nowMs: Int64) -> Bool { revocationDateMs.map { $0 <= nowMs } ?? false }
@@ -85,6 +87,7 @@ extension AdvancedCommerceInfo {
             if let p = try it.object("priceIncreaseInfo") {
                 item.priceIncreaseStatus = try p.string("status")
                 item.priceIncreasePrice = try p.int("price")
+                item.priceIncreaseDependentSKUs = try p.stringArray("dependentSKUs")
             }
             for (j, r) in try list(it, "refunds", path: "\(it.path).refunds").enumerated() {
                 let rf = try FieldReader(r, path: "\(it.path).refunds", index: j, f.flavour)
@@ -105,56 +108,152 @@ extension AdvancedCommerceInfo {
     /// The result's `advanced_commerce` object.
     func write(into w: inout JSONWriter) {
         w.beginObject()
-        w.field("request_reference_id", requestReferenceID)
-        w.field("period", period)
-        w.field("display_name", displayName)
-        w.field("description", description)
-        w.field("tax_code", taxCode)
-        w.field("tax_rate", taxRate)
-        w.field("estimated_tax", estimatedTax)
-        w.field("tax_exclusive_price", taxExclusivePrice)
-        if let consistencyToken { w.field("consistency_token", consistencyToken) }
-        w.key("items")
+        w.field(AdvancedCommerceMember.requestReferenceID, requestReferenceID)
+        w.field(AdvancedCommerceMember.period, period)
+        w.field(AdvancedCommerceMember.displayName, displayName)
+        w.field(AdvancedCommerceMember.description, description)
+        w.field(AdvancedCommerceMember.taxCode, taxCode)
+        w.field(AdvancedCommerceMember.taxRate, taxRate)
+        w.field(AdvancedCommerceMember.estimatedTax, estimatedTax)
+        w.field(AdvancedCommerceMember.taxExclusivePrice, taxExclusivePrice)
+        if let consistencyToken { w.field(AdvancedCommerceMember.consistencyToken, consistencyToken) }
+        w.key(AdvancedCommerceMember.items)
         w.beginArray()
         for item in items {
             w.beginObject()
-            w.field("sku", item.sku)
-            w.field("display_name", item.displayName)
-            w.field("description", item.description)
-            w.field("price", item.price)
+            w.field(AdvancedCommerceItemMember.sku, item.sku)
+            w.field(AdvancedCommerceItemMember.displayName, item.displayName)
+            w.field(AdvancedCommerceItemMember.description, item.description)
+            w.field(AdvancedCommerceItemMember.price, item.price)
             if item.offerPeriod != nil || item.offerPrice != nil || item.offerPeriodCount != nil || item.offerReason != nil {
-                w.key("offer")
+                w.key(AdvancedCommerceItemMember.offer)
                 w.beginObject()
-                w.field("period", item.offerPeriod)
-                w.field("period_count", item.offerPeriodCount)
-                w.field("price", item.offerPrice)
-                w.field("reason", item.offerReason)
+                w.field(ItemOfferMember.period, item.offerPeriod)
+                w.field(ItemOfferMember.periodCount, item.offerPeriodCount)
+                w.field(ItemOfferMember.price, item.offerPrice)
+                w.field(ItemOfferMember.reason, item.offerReason)
                 w.endObject()
             }
-            w.field("revocation_date_ms", item.revocationDateMs)
+            w.field(AdvancedCommerceItemMember.revocationDateMs, item.revocationDateMs)
             if !item.refunds.isEmpty {
-                w.key("refunds")
+                w.key(AdvancedCommerceItemMember.refunds)
                 w.beginArray()
                 for r in item.refunds {
                     w.beginObject()
-                    w.field("amount", r.amount)
-                    w.field("date_ms", r.dateMs)
-                    w.field("reason", r.reason)
-                    w.field("type", r.type)
+                    w.field(ItemRefundMember.amount, r.amount)
+                    w.field(ItemRefundMember.dateMs, r.dateMs)
+                    w.field(ItemRefundMember.reason, r.reason)
+                    w.field(ItemRefundMember.type, r.type)
                     w.endObject()
                 }
                 w.endArray()
             }
-            if item.priceIncreaseStatus != nil || item.priceIncreasePrice != nil {
-                w.key("price_increase")
+            if item.priceIncreaseStatus != nil || item.priceIncreasePrice != nil || item.priceIncreaseDependentSKUs != nil {
+                w.key(AdvancedCommerceItemMember.priceIncrease)
                 w.beginObject()
-                w.field("status", item.priceIncreaseStatus)
-                w.field("price", item.priceIncreasePrice)
+                w.field(ItemPriceIncreaseMember.status, item.priceIncreaseStatus)
+                w.field(ItemPriceIncreaseMember.price, item.priceIncreasePrice)
+                if let skus = item.priceIncreaseDependentSKUs { w.field(ItemPriceIncreaseMember.dependentSKUs, skus) }
                 w.endObject()
             }
             w.endObject()
         }
         w.endArray()
         w.endObject()
+    }
+}
+
+// The description of the `advanced_commerce` object (JSON/Surface.swift): `write` names its
+// members through these enums only.
+
+public enum AdvancedCommerceMember: SurfaceObject {
+    case requestReferenceID, period, displayName, description, taxCode, taxRate, estimatedTax, taxExclusivePrice
+    case consistencyToken, items
+
+    public static let objectName: StaticString = "advanced_commerce"
+    public static let meaning: StaticString = "an Advanced Commerce purchase's own catalog: what the one App Store product sold (prices in milliunits of the record's currency)"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .requestReferenceID: MemberSpec("request_reference_id", .string, nullable: true, "the app's reference for the request")
+        case .period: MemberSpec("period", .string, nullable: true, "the billing period, ISO 8601")
+        case .displayName: MemberSpec("display_name", .string, nullable: true, "the purchase's display name")
+        case .description: MemberSpec("description", .string, nullable: true, "the purchase's description")
+        case .taxCode: MemberSpec("tax_code", .string, nullable: true, "the tax code")
+        case .taxRate: MemberSpec("tax_rate", .string, nullable: true, "the tax rate, as Apple wrote it")
+        case .estimatedTax: MemberSpec("estimated_tax", .integer, nullable: true, "the estimated tax, in milliunits")
+        case .taxExclusivePrice: MemberSpec("tax_exclusive_price", .integer, nullable: true, "the price before tax, in milliunits")
+        case .consistencyToken: MemberSpec("consistency_token", .string, presence: .whenPresent, "renewal infos: the token a change must quote")
+        case .items: MemberSpec("items", .array(.object(AdvancedCommerceItemMember.self)), "the items sold")
+        }
+    }
+}
+
+public enum AdvancedCommerceItemMember: SurfaceObject {
+    case sku, displayName, description, price, offer, revocationDateMs, refunds, priceIncrease
+
+    public static let objectName: StaticString = "advanced_commerce_item"
+    public static let meaning: StaticString = "one item of an Advanced Commerce purchase"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .sku: MemberSpec("sku", .string, "the item's SKU")
+        case .displayName: MemberSpec("display_name", .string, nullable: true, "the item's display name")
+        case .description: MemberSpec("description", .string, nullable: true, "the item's description")
+        case .price: MemberSpec("price", .integer, nullable: true, "the item's price, in milliunits")
+        case .offer: MemberSpec("offer", .object(ItemOfferMember.self), presence: .whenPresent, "the item's offer")
+        case .revocationDateMs: MemberSpec("revocation_date_ms", .ms, nullable: true, "when the item alone was revoked (the rest of the purchase stands)")
+        case .refunds: MemberSpec("refunds", .array(.object(ItemRefundMember.self)), presence: .whenPresent, "the item's refunds")
+        case .priceIncrease: MemberSpec("price_increase", .object(ItemPriceIncreaseMember.self), presence: .whenPresent,
+            "renewal items: a price increase the customer has or has not consented to")
+        }
+    }
+}
+
+public enum ItemOfferMember: SurfaceObject {
+    case period, periodCount, price, reason
+
+    public static let objectName: StaticString = "advanced_commerce_offer"
+    public static let meaning: StaticString = "an Advanced Commerce item's offer"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .period: MemberSpec("period", .string, nullable: true, "the offer's period, ISO 8601")
+        case .periodCount: MemberSpec("period_count", .integer, nullable: true, "how many periods it lasts")
+        case .price: MemberSpec("price", .integer, nullable: true, "the offer price, in milliunits")
+        case .reason: MemberSpec("reason", .string, nullable: true, values: .open("ACQUISITION WIN_BACK RETENTION"), "why the offer was given")
+        }
+    }
+}
+
+public enum ItemRefundMember: SurfaceObject {
+    case amount, dateMs, reason, type
+
+    public static let objectName: StaticString = "advanced_commerce_refund"
+    public static let meaning: StaticString = "one refund of an Advanced Commerce item"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .amount: MemberSpec("amount", .integer, nullable: true, "the refunded amount, in milliunits")
+        case .dateMs: MemberSpec("date_ms", .ms, nullable: true, "when it was refunded")
+        case .reason: MemberSpec("reason", .string, nullable: true, "Apple's refundReason")
+        case .type: MemberSpec("type", .string, nullable: true, "Apple's refundType")
+        }
+    }
+}
+
+public enum ItemPriceIncreaseMember: SurfaceObject {
+    case status, price, dependentSKUs
+
+    public static let objectName: StaticString = "advanced_commerce_price_increase"
+    public static let meaning: StaticString = "a renewal item's price increase (Apple's priceIncreaseInfo)"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .status: MemberSpec("status", .string, nullable: true, "whether the customer has consented, as Apple wrote it")
+        case .price: MemberSpec("price", .integer, nullable: true, "the new price, in milliunits")
+        case .dependentSKUs: MemberSpec("dependent_skus", .array(.string), presence: .whenPresent,
+            "the other items whose prices change with this one (Apple's dependentSKUs)")
+        }
     }
 }

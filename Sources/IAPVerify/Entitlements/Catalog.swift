@@ -1,7 +1,7 @@
 // The product catalog's types: what kind of product each is and how it grants entitlements.
 // The config's `products` section is parsed into these (Verifier/VerifierConfig.swift).
 
-public enum ProductType: String, Sendable {
+public enum ProductType: String, Sendable, CaseIterable {
     case consumable
     case nonConsumable = "non_consumable"
     case autoRenewable = "auto_renewable"

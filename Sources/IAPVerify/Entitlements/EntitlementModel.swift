@@ -30,12 +30,12 @@ public enum EntitlementRule: String, Sendable, CaseIterable {
 }
 
 /// Which kind of period the deciding transaction of a subscription is.
-public enum PeriodKind: String, Sendable {
+public enum PeriodKind: String, Sendable, CaseIterable {
     case trial, intro, normal
 }
 
 /// Who holds the purchase that decided an entitlement.
-public enum Ownership: String, Sendable {
+public enum Ownership: String, Sendable, CaseIterable {
     case purchased
     case familyShared = "family_shared"
     case assigned

@@ -59,6 +59,8 @@ struct FieldSpec: Sendable {
     /// The model property: its type, and where it is stored in the model (from its key path).
     let storage: FieldStorage
     let offset: Int
+    /// The member's one-line meaning (the description: JSON/Surface.swift).
+    let meaning: StaticString
     /// Set by the table from the section the row is in.
     fileprivate(set) var output = FieldOutput.always
     fileprivate(set) var nested = false
@@ -73,61 +75,61 @@ struct RecordField<Model>: Sendable {
     fileprivate(set) var spec: FieldSpec
 
     private init<T>(_ snake: StaticString, _ camel: StaticString?, _ kind: FieldKind, required: Int = 0,
-                    _ storage: FieldStorage, _ path: WritableKeyPath<Model, T>) {
+                    _ storage: FieldStorage, _ path: WritableKeyPath<Model, T>, _ meaning: StaticString) {
         guard let offset = MemoryLayout<Model>.offset(of: path) else { preconditionFailure("\(snake): not a stored property") }
-        spec = FieldSpec(snake: snake, camel: camel, kind: kind, required: required, storage: storage, offset: offset)
+        spec = FieldSpec(snake: snake, camel: camel, kind: kind, required: required, storage: storage, offset: offset, meaning: meaning)
     }
 
     /// A text field (`kind` .string or .code).
     static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string, required: Int = 0,
-                       _ path: WritableKeyPath<Model, String>) -> Self {
-        Self(snake, camel, kind, required: required, .string, path)
+                       _ path: WritableKeyPath<Model, String>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, required: required, .string, path, meaning)
     }
 
     static func string(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .string,
-                       _ path: WritableKeyPath<Model, String?>) -> Self {
-        Self(snake, camel, kind, .optionalString, path)
+                       _ path: WritableKeyPath<Model, String?>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, .optionalString, path, meaning)
     }
 
     /// A transaction id, held as an IDText (`kind` .string).
-    static func id(_ snake: StaticString, _ camel: StaticString?, required: Int = 0, _ path: WritableKeyPath<Model, IDText>) -> Self {
-        Self(snake, camel, .string, required: required, .id, path)
+    static func id(_ snake: StaticString, _ camel: StaticString?, required: Int = 0, _ path: WritableKeyPath<Model, IDText>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, .string, required: required, .id, path, meaning)
     }
 
-    static func id(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, IDText?>) -> Self {
-        Self(snake, camel, .string, .optionalID, path)
+    static func id(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, IDText?>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, .string, .optionalID, path, meaning)
     }
 
     /// A number (`kind` .int or .date).
-    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64>) -> Self {
-        Self(snake, camel, kind, .int, path)
+    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, .int, path, meaning)
     }
 
-    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64?>) -> Self {
-        Self(snake, camel, kind, .optionalInt, path)
+    static func int(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .int, _ path: WritableKeyPath<Model, Int64?>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, .optionalInt, path, meaning)
     }
 
     /// A boolean (`kind` .bool or .flag).
-    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool>) -> Self {
-        Self(snake, camel, kind, .bool, path)
+    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, .bool, path, meaning)
     }
 
-    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool?>) -> Self {
-        Self(snake, camel, kind, .optionalBool, path)
+    static func bool(_ snake: StaticString, _ camel: StaticString?, as kind: FieldKind = .bool, _ path: WritableKeyPath<Model, Bool?>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, kind, .optionalBool, path, meaning)
     }
 
-    static func strings(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, [String]?>) -> Self {
-        Self(snake, camel, .strings, .optionalStrings, path)
+    static func strings(_ snake: StaticString, _ camel: StaticString?, _ path: WritableKeyPath<Model, [String]?>, _ meaning: StaticString) -> Self {
+        Self(snake, camel, .strings, .optionalStrings, path, meaning)
     }
 
     /// Text kept as a view of the writer's text buffer (a table only written, never read).
-    static func view(_ snake: StaticString, required: Int = 0, _ path: WritableKeyPath<Model, TextView>) -> Self {
-        Self(snake, nil, .string, required: required, .view, path)
+    static func view(_ snake: StaticString, required: Int = 0, _ path: WritableKeyPath<Model, TextView>, _ meaning: StaticString) -> Self {
+        Self(snake, nil, .string, required: required, .view, path, meaning)
     }
 
     /// A number written as its decimal text (a table only written, never read).
-    static func decimal(_ snake: StaticString, _ path: WritableKeyPath<Model, Int64?>) -> Self {
-        Self(snake, nil, .string, .decimal, path)
+    static func decimal(_ snake: StaticString, _ path: WritableKeyPath<Model, Int64?>, _ meaning: StaticString) -> Self {
+        Self(snake, nil, .string, .decimal, path, meaning)
     }
 }
 

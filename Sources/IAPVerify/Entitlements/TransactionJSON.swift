@@ -62,7 +62,7 @@ enum TransactionWriter {
     }
 
     /// A result's two lists: its transactions and its renewal infos, under the names given.
-    static func write(_ transactionsKey: StaticString, _ transactions: [Transaction], _ renewalsKey: StaticString,
+    static func write<M: SurfaceObject>(_ transactionsKey: M, _ transactions: [Transaction], _ renewalsKey: M,
                       _ renewals: [RenewalInfo], into w: inout JSONWriter) {
         w.key(transactionsKey)
         w.beginArray()

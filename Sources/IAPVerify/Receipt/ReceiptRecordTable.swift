@@ -44,9 +44,12 @@ struct InAppAttribute: Sendable {
     /// The engine reads it: the transactions made for the engine carry it (the others only the
     /// transactions made for a Swift caller, and the result).
     let engine: Bool
+    /// The member's meaning, for an attribute the Transaction table does not name (the
+    /// description: JSON/Surface.swift); the others take the table's.
+    let meaning: StaticString
 
     init<T>(_ type: Int64, _ value: InAppValue, _ name: StaticString, engine: Bool = true,
-            _ path: WritableKeyPath<InAppPurchase, T>) {
+            _ path: WritableKeyPath<InAppPurchase, T>, meaning: StaticString = "") {
         let stored: Any.Type
         switch value {
         case .integer, .decimal, .date: stored = Int64?.self
@@ -61,6 +64,7 @@ struct InAppAttribute: Sendable {
         self.name = name
         self.offset = offset
         self.engine = engine
+        self.meaning = meaning
     }
 }
 
@@ -73,7 +77,8 @@ enum InAppAttributes {
         InAppAttribute(1704, .date, "purchase_date_ms", \.purchaseDateMs),
         InAppAttribute(1705, .text, "original_transaction_id", \.originalTransactionIDText),
         InAppAttribute(1706, .date, "original_purchase_date_ms", \.originalPurchaseDateMs),
-        InAppAttribute(1707, .integer, "product_type", \.productType),   // undocumented by Apple
+        InAppAttribute(1707, .integer, "product_type", \.productType,   // undocumented by Apple
+                       meaning: "attribute 1707, undocumented by Apple: seen as the product's type"),
         InAppAttribute(1708, .date, "expires_date_ms", \.expiresDateMs),
         InAppAttribute(1711, .decimal, "web_order_line_item_id", engine: false, \.webOrderLineItem),
         InAppAttribute(1712, .date, "cancellation_date_ms", \.cancellationDateMs),

@@ -30,21 +30,21 @@ extension ReceiptReport {
         var w = JSONWriter(capacity: records.reduce(6144) { $0 + 720 + $1.record.count + $1.record.count / 8 })
         w.beginObject()
         if document == .unverifiedInspection {
-            w.field("verdict", Self.unverifiedVerdict)
-            w.field("reason", "decoded without verification: nothing in it is trusted")
+            w.field(ResultHeadMember.verdict, Self.unverifiedVerdict)
+            w.field(ResultHeadMember.reason, "decoded without verification: nothing in it is trusted")
         } else {
-            w.field("verdict", verdict.rawValue)
-            w.field("reason", judgement.reason)
+            w.field(ResultHeadMember.verdict, verdict.rawValue)
+            w.field(ResultHeadMember.reason, judgement.reason)
         }
-        w.key("checks")
+        w.key(ReceiptResultMember.checks)
         w.beginObject()
         for check in ReceiptCheck.allCases { w.key(text: check.rawValue); w.string(state(check).rawValue) }
         w.endObject()
-        w.key("receipt")
+        w.key(ReceiptResultMember.receipt)
         if let payload { writeReceipt(payload, into: &w) } else { w.null() }
         // Also at the top: a receipt refused for revocation has no `signing`, and the host
         // needs the request to fetch the answer. (`inspect` verifies nothing: none there.)
-        if !inspected { w.revocation(revocation) }
+        if !inspected { w.revocation(ReceiptResultMember.revocation, revocation) }
         w.grants(entitlements, valid: isValid)
         w.endObject()
         return w.finish()
@@ -52,39 +52,39 @@ extension ReceiptReport {
 
     private func writeReceipt(_ p: ReceiptPayload, into w: inout JSONWriter) {
         w.beginObject()
-        w.field("trusted", trusted)
-        w.field("environment", PurchaseEnvironment(appleName: p.receiptType)?.rawValue)
-        w.field("receipt_type", p.receiptType)
+        w.field(ReceiptMember.trusted, trusted)
+        w.field(ReceiptMember.environment, PurchaseEnvironment(appleName: p.receiptType)?.rawValue)
+        w.field(ReceiptMember.receiptType, p.receiptType)
         guard payloadIsComplete else {
             // Decided before the signature was checked: only what picked the validation time.
-            w.field("creation_date_ms", p.creationDateMs)
+            w.field(ReceiptMember.creationDateMs, p.creationDateMs)
             w.endObject()
             return
         }
-        w.field("bundle_id", p.bundleID)
-        w.field("app_version", p.appVersion)
-        w.field("original_app_version", p.originalAppVersion)
-        w.field("creation_date_ms", p.creationDateMs)
-        w.field("expiration_date_ms", p.expirationDateMs)
-        w.field("original_purchase_date_ms", p.originalPurchaseDateMs)
-        w.field("attribute_8_date_ms", p.attribute8DateMs)
-        w.field("app_item_id", p.appItemID)
-        w.field("download_id", p.downloadID)
-        w.field("version_external_identifier", p.versionExternalIdentifier)
-        w.key("opaque_value_base64")
+        w.field(ReceiptMember.bundleID, p.bundleID)
+        w.field(ReceiptMember.appVersion, p.appVersion)
+        w.field(ReceiptMember.originalAppVersion, p.originalAppVersion)
+        w.field(ReceiptMember.creationDateMs, p.creationDateMs)
+        w.field(ReceiptMember.expirationDateMs, p.expirationDateMs)
+        w.field(ReceiptMember.originalPurchaseDateMs, p.originalPurchaseDateMs)
+        w.field(ReceiptMember.attribute8DateMs, p.attribute8DateMs)
+        w.field(ReceiptMember.appItemID, p.appItemID)
+        w.field(ReceiptMember.downloadID, p.downloadID)
+        w.field(ReceiptMember.versionExternalIdentifier, p.versionExternalIdentifier)
+        w.key(ReceiptMember.opaqueValueBase64)
         if let v = p.opaqueValue { w.base64(v) } else { w.null() }
-        w.key("sha1_hash_base64")
+        w.key(ReceiptMember.sha1HashBase64)
         if let v = p.sha1Hash { w.base64(v) } else { w.null() }
-        w.key("signing")
+        w.key(ReceiptMember.signing)
         w.beginObject()
-        w.field("digest", digest?.rawValue)
-        w.field("signature", scheme?.rawValue)
-        w.key("chain")
+        w.field(SigningMember.digest, digest?.rawValue)
+        w.field(SigningMember.signature, scheme?.rawValue)
+        w.key(SigningMember.chain)
         // A chain from the cache comes with its summary already written.
         if let chainJSON { w.rawJSON(chainJSON) } else { CertificateSummary.write(chain, into: &w) }
-        w.revocation(revocation)
+        w.revocation(SigningMember.revocation, revocation)
         w.endObject()
-        w.key("in_app")
+        w.key(ReceiptMember.inApp)
         w.beginArray()
         let plan = InAppAttributes.plan
         p.inApp.withUnsafeBufferPointer { purchases in
@@ -107,7 +107,7 @@ extension ReceiptReport {
             }
         }
         w.endArray()
-        w.key(InAppAttributes.unknownMember)
+        w.key(ReceiptMember.unknownAttributes)
         Self.writeUnknown(p.unknownAttributes, into: &w)
         w.endObject()
     }

@@ -159,8 +159,6 @@ struct ReceiptChecker: Checker {
             }
             outcome.checkState.map { report.mark(policy.check, $0) }
         }
-        report.pass(config.bundleID == "*"
-            ? "the receipt is signed by Apple (bundle id not checked: the config accepts any app)"
-            : "the receipt is signed by Apple and matches the configured app")
+        report.pass(config.bundleID == "*" ? "the receipt is signed by Apple" : "the receipt is signed by Apple and matches the configured app")
     }
 }

@@ -20,13 +20,13 @@ public struct TransactionReceiptReport: Sendable {
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + purchaseInfo.count * 64)
         w.beginObject()
-        w.field("verdict", verdictName)
-        w.field("reason", reason)
-        w.field("trusted", false)
-        w.field("kind", "transaction_receipt")
-        w.field("transaction_id", transactionID)
-        w.field("environment", environment)
-        w.key("purchase_info")
+        w.field(ResultHeadMember.verdict, verdictName)
+        w.field(ResultHeadMember.reason, reason)
+        w.field(TransactionReceiptMember.trusted, false)
+        w.field(TransactionReceiptMember.kind, "transaction_receipt")
+        w.field(TransactionReceiptMember.transactionID, transactionID)
+        w.field(TransactionReceiptMember.environment, environment)
+        w.key(TransactionReceiptMember.purchaseInfo)
         if purchaseInfo.isEmpty {
             w.null()
         } else {

@@ -37,6 +37,14 @@ public enum APIEndpoint: String, CaseIterable, Sendable {
     case deleteRealtimeURL = "delete_realtime_url"
     case initiatePerformanceTest = "initiate_performance_test"
     case performanceTestResult = "performance_test_result"
+    // The Advanced Commerce API's server calls (base advancedCommerce/v1), on the same hosts and
+    // with the same bearer token; each answers with the signed transaction it changed.
+    case advancedCommerceCancelSubscription = "advanced_commerce_cancel_subscription"
+    case advancedCommerceChangeSubscriptionMetadata = "advanced_commerce_change_subscription_metadata"
+    case advancedCommerceChangeSubscriptionPrice = "advanced_commerce_change_subscription_price"
+    case advancedCommerceMigrateSubscription = "advanced_commerce_migrate_subscription"
+    case advancedCommerceRevokeSubscription = "advanced_commerce_revoke_subscription"
+    case advancedCommerceRequestRefund = "advanced_commerce_request_refund"
 
     /// Apple has deprecated it; the result's `deprecations` says what to call instead.
     var replacement: APIEndpoint? {
@@ -80,10 +88,15 @@ indirect enum APIFieldType: Sendable {
     case uuid
     /// A UUID or the empty string (consumption v1's appAccountToken when the purchase has none).
     case uuidOrEmpty
+    /// Exactly this many capital ASCII letters: an ISO 3166-1 alpha-3 storefront or an ISO 4217
+    /// currency code.
+    case code(letters: Int)
     /// A JSON object with these fields (written in this order).
     case object([APIBodyField])
     /// A list of the element type (a query parameter repeated, or a JSON array in a body).
     case list(APIFieldType, maxCount: Int)
+    /// A JSON array of at least one element (Apple refuses an empty `items`).
+    case nonEmptyList(APIFieldType)
 
     var describe: String {
         switch self {
@@ -95,8 +108,10 @@ indirect enum APIFieldType: Sendable {
         case .text(let n): return "a string of at most \(n) characters"
         case .uuid: return "a UUID"
         case .uuidOrEmpty: return "a UUID or \"\""
+        case .code(let n): return "\(n) capital letters"
         case .object(let fields): return "an object with " + fields.map(\.name).joined(separator: ", ")
         case .list(let element, _): return "a list of " + element.describe
+        case .nonEmptyList(let element): return "a non-empty list of " + element.describe
         }
     }
 }
@@ -272,6 +287,13 @@ extension APIEndpoint {
                                    body: .json([APIBodyField("originalTransactionId", shortText, true)]))
         case .performanceTestResult:
             return APIEndpointSpec(method: "GET", path: [messaging, .literal("performanceTest/result"), .parameter(.requestID)])
+        // Advanced Commerce (AdvancedCommerceCalls.swift).
+        case .advancedCommerceCancelSubscription: return AdvancedCommerceCalls.cancelSubscription
+        case .advancedCommerceChangeSubscriptionMetadata: return AdvancedCommerceCalls.changeSubscriptionMetadata
+        case .advancedCommerceChangeSubscriptionPrice: return AdvancedCommerceCalls.changeSubscriptionPrice
+        case .advancedCommerceMigrateSubscription: return AdvancedCommerceCalls.migrateSubscription
+        case .advancedCommerceRevokeSubscription: return AdvancedCommerceCalls.revokeSubscription
+        case .advancedCommerceRequestRefund: return AdvancedCommerceCalls.requestRefund
         }
     }
 

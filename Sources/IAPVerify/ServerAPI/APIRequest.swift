@@ -34,18 +34,18 @@ public struct APIRequest: Sendable {
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (body?.count ?? 0) * 2)
         w.beginObject()
-        w.field("endpoint", endpoint.rawValue)
-        w.field("environment", environment.rawValue)
-        w.field("method", method)
-        w.field("url", url)
-        w.key("headers")
+        w.field(APIRequestResultMember.endpoint, endpoint.rawValue)
+        w.field(APIRequestResultMember.environment, environment.rawValue)
+        w.field(APIRequestResultMember.method, method)
+        w.field(APIRequestResultMember.url, url)
+        w.key(APIRequestResultMember.headers)
         w.beginObject()
         for h in headers { w.key(text: h.name); w.string(h.value) }
         w.endObject()
-        w.field("body", bodyIsBinary ? nil : body.map { String(decoding: $0, as: UTF8.self) })
-        w.field("body_base64", bodyIsBinary ? body.map { Base64.encode($0) } : nil)
-        w.field("token_expires_at_ms", tokenExpiresAtMs)
-        w.field("deprecations", deprecations)
+        w.field(APIRequestResultMember.body, bodyIsBinary ? nil : body.map { String(decoding: $0, as: UTF8.self) })
+        w.field(APIRequestResultMember.bodyBase64, bodyIsBinary ? body.map { Base64.encode($0) } : nil)
+        w.field(APIRequestResultMember.tokenExpiresAtMs, tokenExpiresAtMs)
+        w.field(APIRequestResultMember.deprecations, deprecations)
         w.endObject()
         return w.bytes
     }
@@ -213,6 +213,8 @@ extension Signer {
             ok = value.string.map(APIURL.isUUID) ?? false
         case .uuidOrEmpty:
             ok = value.string.map { $0.isEmpty || APIURL.isUUID($0) } ?? false
+        case .code(let letters):
+            ok = value.string.map { $0.utf8.count == letters && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } } ?? false
         case .object(let fields):
             guard let members = value.members else { throw .argument("\(path) must be \(type.describe)") }
             for (name, _) in members where !fields.contains(where: { $0.name == name }) {
@@ -228,6 +230,10 @@ extension Signer {
             ok = true
         case .list(let element, let maxCount):
             guard let items = value.array, items.count <= maxCount else { throw .argument("\(path) must be \(type.describe), at most \(maxCount)") }
+            for (i, item) in items.enumerated() { try check(item, element, path: "\(path)[\(i)]") }
+            ok = true
+        case .nonEmptyList(let element):
+            guard let items = value.array, !items.isEmpty else { throw .argument("\(path) must be \(type.describe)") }
             for (i, item) in items.enumerated() { try check(item, element, path: "\(path)[\(i)]") }
             ok = true
         }
@@ -272,7 +278,7 @@ extension Signer {
             }
             w.endObject()
             return
-        case .list(let element, _):
+        case .list(let element, _), .nonEmptyList(let element):
             w.beginArray()
             for item in v.array ?? [] { write(item, element, into: &w) }
             w.endArray()

@@ -222,6 +222,9 @@ struct APIResponseChecker: Checker {
             }
         case .testNotificationStatus:
             try walker.notification(root, "signedPayload", at: "answer", into: &r)
+        case .advancedCommerceCancelSubscription, .advancedCommerceChangeSubscriptionMetadata, .advancedCommerceChangeSubscriptionPrice,
+             .advancedCommerceMigrateSubscription, .advancedCommerceRevokeSubscription, .advancedCommerceRequestRefund:
+            try walker.advancedCommerceAnswer(root, into: &r)
         case .testNotification, .extendRenewalDate, .massExtendRenewalDate, .massExtendStatus,
              .consumptionInfo, .consumptionInfoV1, .setAppAccountToken, .finishTransaction,
              .uploadImage, .deleteImage, .listImages, .uploadMessage, .deleteMessage, .listMessages,

@@ -112,6 +112,10 @@ struct APIAnswerShape {
         case .getRealtimeURL: return APIAnswerShape(required: ["realtimeURL"], signed: [])
         case .initiatePerformanceTest: return APIAnswerShape(required: ["requestId"], signed: [])
         case .performanceTestResult: return APIAnswerShape(required: [], signed: [])
+        // Advanced Commerce: the transaction the call changed, and a subscription's renewal info.
+        case .advancedCommerceCancelSubscription, .advancedCommerceChangeSubscriptionMetadata, .advancedCommerceChangeSubscriptionPrice,
+             .advancedCommerceMigrateSubscription, .advancedCommerceRevokeSubscription, .advancedCommerceRequestRefund:
+            return APIAnswerShape(required: ["signedTransactionInfo"], signed: ["signedTransactionInfo", "signedRenewalInfo"])
         }
     }
 

@@ -39,13 +39,13 @@ public struct OfferSignature: Sendable {
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (jws?.utf8.count ?? 0))
         w.beginObject()
-        w.field("kind", kind.rawValue)
-        w.field("key_id", keyID)
-        w.field("nonce", nonce)
-        w.field("timestamp_ms", timestampMs)
-        w.field("signature", signature)
-        w.field("jws", jws)
-        w.field("body", body)
+        w.field(SignatureResultMember.kind, kind.rawValue)
+        w.field(SignatureResultMember.keyID, keyID)
+        w.field(SignatureResultMember.nonce, nonce)
+        w.field(SignatureResultMember.timestampMs, timestampMs)
+        w.field(SignatureResultMember.signature, signature)
+        w.field(SignatureResultMember.jws, jws)
+        w.field(SignatureResultMember.body, body)
         w.endObject()
         return w.bytes
     }

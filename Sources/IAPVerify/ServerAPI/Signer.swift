@@ -196,9 +196,9 @@ extension APIToken {
     public func resultJSON() -> [UInt8] {
         var w = JSONWriter(capacity: token.utf8.count + 96)
         w.beginObject()
-        w.field("token", token)
-        w.field("issued_at_ms", issuedAtMs)
-        w.field("expires_at_ms", expiresAtMs)
+        w.field(APITokenMember.token, token)
+        w.field(APITokenMember.issuedAtMs, issuedAtMs)
+        w.field(APITokenMember.expiresAtMs, expiresAtMs)
         w.endObject()
         return w.bytes
     }

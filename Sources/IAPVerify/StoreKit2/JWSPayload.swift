@@ -120,6 +120,12 @@ enum JWSRecords {
             report.notification = NotificationInfo(type: type, subtype: subtype,
                                                    uuid: try f.string("notificationUUID"), signedDateMs: facts.signedDateMs,
                                                    effect: effect)
+            if let token = try f.object("externalPurchaseToken") {
+                report.notification?.externalPurchaseToken = ExternalPurchaseToken(
+                    externalPurchaseID: try token.string("externalPurchaseId"), tokenCreationDateMs: try token.int("tokenCreationDate"),
+                    appAppleID: try token.int("appAppleId"), bundleID: try token.string("bundleId"),
+                    tokenType: try token.string("tokenType"), tokenExpirationDateMs: try token.int("tokenExpirationDate"))
+            }
             if !facts.notificationScoped, type != "TEST", effect != .unknown {
                 throw FieldProblem(message: "payload.data is missing from a \(type) notification")
             }

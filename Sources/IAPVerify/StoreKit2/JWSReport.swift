@@ -89,6 +89,19 @@ public struct NotificationInfo: Sendable {
     /// A consent change's appData.signedAppTransactionInfo, verified like the outer token: the
     /// payload as Apple signed it.
     public internal(set) var appTransactionJSON: [UInt8]?
+    /// EXTERNAL_PURCHASE_TOKEN notifications: the token.
+    public internal(set) var externalPurchaseToken: ExternalPurchaseToken?
+}
+
+/// An external purchase token as a notification carries it (Apple's externalPurchaseToken).
+public struct ExternalPurchaseToken: Sendable, Equatable {
+    public internal(set) var externalPurchaseID: String?
+    public internal(set) var tokenCreationDateMs: Int64?
+    public internal(set) var appAppleID: Int64?
+    public internal(set) var bundleID: String?
+    /// Apple documents some values; any other is kept as given, never refused.
+    public internal(set) var tokenType: String?
+    public internal(set) var tokenExpirationDateMs: Int64?
 }
 
 /// The checks a JWS must pass before it is valid, in the order they run.

@@ -8,8 +8,8 @@ extension JWSReport {
     package func resultJSONBlock() -> JSONText {
         var w = JSONWriter(capacity: 2048 + (payloadJSON?.count ?? 0) * 2)
         w.beginObject()
-        w.field("verdict", verdict.rawValue)
-        w.field("reason", judgement.reason)
+        w.field(ResultHeadMember.verdict, verdict.rawValue)
+        w.field(ResultHeadMember.reason, judgement.reason)
         writeBody(into: &w)
         w.grants(entitlements, valid: isValid)
         w.endObject()
@@ -17,56 +17,68 @@ extension JWSReport {
     }
 
     private func writeBody(into w: inout JSONWriter) {
-        w.field("trusted", isValid)
-        w.field("kind", kind?.rawValue)
-        w.field("environment", environment?.rawValue)
-        w.field("bundle_id", bundleID)
-        w.field("signed_date_ms", signedDateMs)
-        w.field("validated_at_ms", validatedAtMs)
-        w.key("chain")
+        w.field(JWSResultMember.trusted, isValid)
+        w.field(JWSResultMember.kind, kind?.rawValue)
+        w.field(JWSResultMember.environment, environment?.rawValue)
+        w.field(JWSResultMember.bundleID, bundleID)
+        w.field(JWSResultMember.signedDateMs, signedDateMs)
+        w.field(JWSResultMember.validatedAtMs, validatedAtMs)
+        w.key(JWSResultMember.chain)
         CertificateSummary.write(chain, into: &w)
-        w.revocation(revocation)
-        w.key("transaction")
+        w.revocation(JWSResultMember.revocation, revocation)
+        w.key(JWSResultMember.transaction)
         if let t = transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
-        w.field("app_account_token", appAccountToken)
-        w.field("product_type", productType)
-        w.key("renewal_info")
+        w.field(JWSResultMember.appAccountToken, appAccountToken)
+        w.field(JWSResultMember.productType, productType)
+        w.key(JWSResultMember.renewalInfo)
         if let r = renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
-        w.key("notification")
+        w.key(JWSResultMember.notification)
         if let n = notification {
             w.beginObject()
-            w.field("notification_type", n.type)
-            w.field("subtype", n.subtype)
-            w.field("notification_uuid", n.uuid)
-            w.field("signed_date_ms", n.signedDateMs)
-            w.field("effect", n.effect.rawValue)
+            w.field(NotificationMember.notificationType, n.type)
+            w.field(NotificationMember.subtype, n.subtype)
+            w.field(NotificationMember.notificationUUID, n.uuid)
+            w.field(NotificationMember.signedDateMs, n.signedDateMs)
+            w.field(NotificationMember.effect, n.effect.rawValue)
             // A host that reads only the action must still be safe: not valid means reject.
-            w.field("action", isValid ? n.action.rawValue : NotificationAction.reject.rawValue)
-            w.key("transaction")
+            w.field(NotificationMember.action, isValid ? n.action.rawValue : NotificationAction.reject.rawValue)
+            w.key(NotificationMember.transaction)
             if let t = n.transaction { TransactionWriter.write(t, into: &w) } else { w.null() }
-            w.key("renewal_info")
+            w.key(NotificationMember.renewalInfo)
             if let r = n.renewal { TransactionWriter.write(r, into: &w) } else { w.null() }
-            w.key("app_transaction")
+            w.key(NotificationMember.appTransaction)
             if let a = n.appTransactionJSON { w.rawJSON(a) } else { w.null() }
+            if let token = n.externalPurchaseToken {
+                typealias T = ExternalPurchaseTokenMember
+                w.key(NotificationMember.externalPurchaseToken)
+                w.beginObject()
+                w.field(T.externalPurchaseID, token.externalPurchaseID)
+                w.field(T.tokenCreationDateMs, token.tokenCreationDateMs)
+                w.field(T.appAppleID, token.appAppleID)
+                w.field(T.bundleID, token.bundleID)
+                w.field(T.tokenType, token.tokenType)
+                w.field(T.tokenExpirationDateMs, token.tokenExpirationDateMs)
+                w.endObject()
+            }
             w.endObject()
         } else {
             w.null()
         }
-        w.key("realtime_request")
+        w.key(JWSResultMember.realtimeRequest)
         if let r = realtime {
             w.beginObject()
-            w.field("original_transaction_id", r.originalTransactionID)
-            w.field("product_id", r.productID)
-            w.field("user_locale", r.userLocale)
-            w.field("request_identifier", r.requestIdentifier)
-            w.field("app_apple_id", r.appAppleID)
-            w.field("signed_date_ms", r.signedDateMs)
-            w.field("action", isValid ? r.action.rawValue : RealtimeAction.reject.rawValue)
+            w.field(RealtimeRequestMember.originalTransactionID, r.originalTransactionID)
+            w.field(RealtimeRequestMember.productID, r.productID)
+            w.field(RealtimeRequestMember.userLocale, r.userLocale)
+            w.field(RealtimeRequestMember.requestIdentifier, r.requestIdentifier)
+            w.field(RealtimeRequestMember.appAppleID, r.appAppleID)
+            w.field(RealtimeRequestMember.signedDateMs, r.signedDateMs)
+            w.field(RealtimeRequestMember.action, isValid ? r.action.rawValue : RealtimeAction.reject.rawValue)
             w.endObject()
         } else {
             w.null()
         }
-        w.key("payload")
+        w.key(JWSResultMember.payload)
         if let p = payloadJSON { w.rawJSON(p) } else { w.null() }
     }
 }

@@ -7,10 +7,10 @@ extension CertificateSummary {
         w.beginArray()
         for c in chain {
             w.beginObject()
-            w.field("subject", c.subject)
-            w.field("not_before_ms", c.notBeforeMs)
-            w.field("not_after_ms", c.notAfterMs)
-            w.field("sha256", c.sha256)
+            w.field(CertificateMember.subject, c.subject)
+            w.field(CertificateMember.notBeforeMs, c.notBeforeMs)
+            w.field(CertificateMember.notAfterMs, c.notAfterMs)
+            w.field(CertificateMember.sha256, c.sha256)
             w.endObject()
         }
         w.endArray()

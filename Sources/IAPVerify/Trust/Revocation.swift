@@ -162,23 +162,24 @@ enum OCSPCheck {
 }
 
 extension JSONWriter {
-    mutating func revocation(_ r: RevocationReport?) {
-        key("revocation")
+    /// The revocation object as the member `key` of the object being written.
+    mutating func revocation<M: SurfaceObject>(_ key: M, _ r: RevocationReport?) {
+        self.key(key)
         guard let r else { null(); return }
         beginObject()
-        field("status", r.status.name)
-        field("reason", r.reason)
+        field(RevocationMember.status, r.status.name)
+        field(RevocationMember.reason, r.reason)
         switch r.status {
         case .good(let thisUpdate, let nextUpdate):
-            field("this_update_ms", thisUpdate)
-            field("next_update_ms", nextUpdate)
+            field(RevocationMember.thisUpdateMs, thisUpdate)
+            field(RevocationMember.nextUpdateMs, nextUpdate)
         case .revoked(let at):
-            field("revoked_at_ms", at)
+            field(RevocationMember.revokedAtMs, at)
         default:
             break
         }
-        field("responder_url", r.responderURL)
-        field("request", r.request)
+        field(RevocationMember.responderURL, r.responderURL)
+        field(RevocationMember.request, r.request)
         endObject()
     }
 }

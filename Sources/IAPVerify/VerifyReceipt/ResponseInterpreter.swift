@@ -4,7 +4,7 @@
 
 /// How the response carries its receipt: iOS 7+ (`receipt` with `in_app`) or iOS 6 (one
 /// transaction at the top level).
-public enum ResponseStyle: String, Sendable {
+public enum ResponseStyle: String, Sendable, CaseIterable {
     case ios7, ios6
 }
 

@@ -49,7 +49,11 @@ struct CheckGate<Check: RequiredCheck>: Sendable {
     @discardableResult
     mutating func pass(_ reason: String) -> Bool {
         guard judgement.isUndecided, states.allSatisfy(\.ran) else { return false }
-        judgement = Judgement(.valid, reason)
+        // One rule for every entry point: a check deliberately not performed is said in the reason.
+        judgement = Judgement(.valid, states.contains(.notChecked) ? reason + Self.notCheckedNote : reason)
         return true
     }
+
+    /// What a valid reason adds when the config accepts any app (`bundle_id` `"*"`).
+    static var notCheckedNote: String { " (bundle id not checked: the config accepts any app)" }
 }

@@ -1,0 +1,39 @@
+// The description of the certificates and the revocation facts a result shows (JSON/Surface.swift).
+
+public enum CertificateMember: SurfaceObject {
+    case subject, notBeforeMs, notAfterMs, sha256
+
+    public static let objectName: StaticString = "certificate"
+    public static let meaning: StaticString = "one certificate of a verified chain"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .subject: MemberSpec("subject", .string, "the subject name as comma-separated attributes, in the certificate's order")
+        case .notBeforeMs: MemberSpec("not_before_ms", .ms, "start of the validity period")
+        case .notAfterMs: MemberSpec("not_after_ms", .ms, "end of the validity period")
+        case .sha256: MemberSpec("sha256", .string, "SHA-256 of the certificate's DER, 64 upper-case hex digits")
+        }
+    }
+}
+
+public enum RevocationMember: SurfaceObject {
+    case status, reason, thisUpdateMs, nextUpdateMs, revokedAtMs, responderURL, request
+
+    public static let objectName: StaticString = "revocation"
+    public static let meaning: StaticString = "the OCSP facts of the signing certificate (docs/revocation.md); null until a chain verified"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .status: MemberSpec("status", .string, values: .words("unchecked good revoked unknown"),
+            "unchecked: no ocsp_responses passed; good or revoked: the first usable answer; unknown: none usable")
+        case .reason: MemberSpec("reason", .string, "one sentence: the answer's times, or why each answer was not usable")
+        case .thisUpdateMs: MemberSpec("this_update_ms", .ms, presence: .whenPresent, "good only: the answer's thisUpdate")
+        case .nextUpdateMs: MemberSpec("next_update_ms", .ms, nullable: true, presence: .whenPresent,
+            "good only: the answer's nextUpdate (null when the responder gave none); keep the answer until then")
+        case .revokedAtMs: MemberSpec("revoked_at_ms", .ms, nullable: true, presence: .whenPresent, "revoked only: when the certificate was revoked")
+        case .responderURL: MemberSpec("responder_url", .string, nullable: true, "the OCSP responder the leaf names; null when it names none")
+        case .request: MemberSpec("request", .string, nullable: true,
+            "base64 of the DER OCSPRequest for the leaf, to POST to responder_url; null only for a one-certificate chain")
+        }
+    }
+}
