@@ -261,6 +261,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc \
 	      $(DESTDIR)$(BINDIR)/iapverify
+	$(PYTHON) scripts/surface.py --check
 	@$(MAKE) -s ldconfig
 
 # Refreshes the dynamic linker's cache after installing into the live system (not under DESTDIR,

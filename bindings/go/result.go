@@ -190,6 +190,16 @@ type Entitlement struct {
 	RevocationType        *string  `json:"revocation_type,omitempty"`     // a revoked purchase: e.g. "REFUND_PRORATED"
 	Reason                string   `json:"reason"`
 	Evidence              Evidence `json:"evidence"`
+	// Items (only when the deciding purchase carries Advanced Commerce items): grant an item only
+	// while its Active is true.
+	Items []EntitlementItem `json:"items,omitempty"`
+}
+
+// EntitlementItem is one Advanced Commerce item of the purchase that decided an entitlement.
+type EntitlementItem struct {
+	SKU              string `json:"sku"`
+	Active           bool   `json:"active"`             // the entitlement is active and the item itself was not revoked
+	RevocationDateMs *int64 `json:"revocation_date_ms"` // when the item alone was revoked
 }
 
 // Evidence names the transaction and the rule that decided an entitlement.
@@ -197,6 +207,17 @@ type Evidence struct {
 	Rule          string  `json:"rule"`
 	TransactionID *string `json:"transaction_id"`
 	Candidates    int     `json:"candidates"`
+	// Billing is the deciding transaction's billing plan, when it states one.
+	Billing *Billing `json:"billing,omitempty"`
+}
+
+// Billing is a billing plan as the deciding transaction states it: monthly payments toward a
+// commitment grant one paid month at a time (Entitlement.ExpiresDateMs is that month's end).
+type Billing struct {
+	PlanType                *string `json:"plan_type"` // BILLED_UPFRONT, MONTHLY
+	BillingPeriodNumber     *int64  `json:"billing_period_number"`
+	TotalBillingPeriods     *int64  `json:"total_billing_periods"`
+	CommitmentExpiresDateMs *int64  `json:"commitment_expires_date_ms"`
 }
 
 // Purchase is one transaction as the catalog types it.

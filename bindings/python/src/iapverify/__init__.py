@@ -43,7 +43,7 @@ from .errors import (ConfigError, IAPVerifyError, InternalError, InvalidArgument
                      TooLargeError, from_status)
 from .records import AppTransaction, Notification, RenewalInfo, SubscriptionStatus, Transaction, plain as _plain
 from .results import (APIRequest, APIResult, APIToken, BillingEvidence, CatalogConflict, Certificate, Delivery,
-                      DeliveryItem, Entitlement, Evidence, JWSResult, OfferSignature, OrderMatch, Purchase,
+                      DeliveryItem, Entitlement, EntitlementItem, Evidence, JWSResult, OfferSignature, OrderMatch, Purchase,
                       RealtimeRequest, Receipt, ReceiptSigning, ResponseResult, Result, Revocation, RevocationInfo,
                       TransactionReceipt, UnknownAttribute, UnsignedFields, parse, parse_request, parse_signature,
                       parse_token)
@@ -56,7 +56,7 @@ __all__ = ["Verifier", "Result", "ResponseResult", "JWSResult", "Revocation", "E
            "NotificationType", "NotificationSubtype",
            "TransactionReceipt", "read_transaction_receipt", "library_version", "now_ms",
            "Evidence", "BillingEvidence", "Receipt", "ReceiptSigning", "Certificate", "RevocationInfo",
-           "UnknownAttribute", "UnsignedFields", "RealtimeRequest", "CatalogConflict"]
+           "UnknownAttribute", "UnsignedFields", "RealtimeRequest", "CatalogConflict", "EntitlementItem"]
 
 
 if TYPE_CHECKING:

@@ -184,16 +184,25 @@ class CatalogConflict(TypedDict):
     signed_type: str                           # as Apple wrote it
 
 
+class EntitlementItem(TypedDict):
+    """One Advanced Commerce item of the purchase that decided an entitlement (``Entitlement.items``)."""
+
+    sku: str
+    active: bool                               # the entitlement is active and the item itself was not revoked
+    revocation_date_ms: Optional[int]          # when the item alone was revoked
+
+
 if TYPE_CHECKING:
     _Evidence = Evidence
     _Receipt = Receipt
     _UnsignedFields = UnsignedFields
     _RealtimeRequest = RealtimeRequest
     _CatalogConflict = CatalogConflict
+    _EntitlementItem = EntitlementItem
 else:
     # At run time a field's hint is what its value is, a plain dict: isinstance() refuses a
     # TypedDict, and code that checks values against the hints (typing.get_type_hints) uses it.
-    _Evidence = _Receipt = _UnsignedFields = _RealtimeRequest = _CatalogConflict = dict
+    _Evidence = _Receipt = _UnsignedFields = _RealtimeRequest = _CatalogConflict = _EntitlementItem = dict
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,9 @@ class Entitlement:
     price_increase: Optional[str] = None       # "pending", "accepted" or None
     revocation_type: Optional[str] = None      # only when revoked, e.g. "REFUND_PRORATED"
     cancellation_reason: Optional[str] = None  # Apple's code as a string: "1" an issue in the app, "0" other
+    #: Only when the deciding purchase carries Advanced Commerce items: each item's ``sku``,
+    #: ``active`` (grant the item only while true) and ``revocation_date_ms``.
+    items: Optional[list[_EntitlementItem]] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Entitlement":
