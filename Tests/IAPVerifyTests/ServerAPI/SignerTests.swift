@@ -98,7 +98,7 @@ final class SignerTests: XCTestCase {
     func testEveryEndpointHasItsMethodAndPath() throws {
         let p = "https://api.storekit.apple.com/inApps"
         let m = "\(p)/v1/messaging"
-        let cases: [([String: Any], String, String)] = [
+        var cases: [([String: Any], String, String)] = [
             (["endpoint": "transaction_info", "transaction_id": "2001"], "GET", "\(p)/v1/transactions/2001"),
             (["endpoint": "transaction_history", "transaction_id": "2001"], "GET", "\(p)/v2/history/2001"),
             (["endpoint": "subscription_statuses", "transaction_id": "2001"], "GET", "\(p)/v1/subscriptions/2001"),
@@ -140,6 +140,10 @@ final class SignerTests: XCTestCase {
             (["endpoint": "initiate_performance_test", "body": ["originalTransactionId": "1000"]], "POST", "\(m)/performanceTest"),
             (["endpoint": "performance_test_result", "request_id": "req-1"], "GET", "\(m)/performanceTest/result/req-1"),
         ]
+        let commerce: [([String: Any], String, String)] = AdvancedCommerceCallTests.calls.map { row in
+            (row.call, "POST", "https://api.storekit.apple.com/advancedCommerce/v1/" + row.path)
+        }
+        cases += commerce
         XCTAssertEqual(Set(cases.map { $0.0["endpoint"] as! String }), Set(APIEndpoint.allCases.map(\.rawValue)))
         for (call, method, url) in cases {
             let r = try build(call).get()
