@@ -9,6 +9,11 @@
 #   make wheel      build/wheel/iapverify-VERSION-py3-none-manylinux_2_NN_x86_64.whl, the library
 #                   bundled in with jansson and simdjson (libcrypto stays the system's)
 #   make deb        build/deb/: libiapverify1, libiapverify-dev and iapverify .deb packages
+#   make release    on a clean tree whose CHANGELOG's top section is `## [VERSION] - date`: the
+#                   annotated tag vVERSION, then build/release/ (wheel, debs, source tarball,
+#                   SHA256SUMS); scripts/release says what it checks
+#   make docc       the DocC catalog of the Swift core (module IAPVerify) into build/docc/, with
+#                   warnings as errors (CI runs it; not part of make test)
 # `make` also writes build/lib/pkgconfig/iapverify.pc for building C and Go straight from this
 # checkout: PKG_CONFIG_PATH=$(CURDIR)/build/lib/pkgconfig (it links with an rpath to build/lib).
 
@@ -31,12 +36,12 @@ CXX         ?= c++
 LDCONFIG    ?= /sbin/ldconfig
 PYTHON      ?= python3
 
-.PHONY: api-test swift-example-test all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
+.PHONY: release release-test docc swift-consumer-test api-test swift-example-test all bootstrap check-openssl demo test arch-test swift-test c-test cli-test bindings-test python-test lua-test go-test \
         wheel deb deb-test ldconfig docs-test nginx-test ocsp-test fuzz fuzz-replay fuzz-minimise sanitize leakcheck soak stress bench service-bench golden-test install uninstall clean
 
 all: $(OUT)/lib/$(SONAME) $(OUT)/bin/iapverify $(OUT)/lib/pkgconfig/iapverify.pc
 
-SOURCES := $(shell find Sources Include -type f) Package.swift
+SOURCES := $(shell find Sources Include -type f -not -path '*.docc/*') Package.swift
 
 $(OUT)/.built: $(SOURCES) VERSION
 	$(SWIFT) build -c release -Xswiftc -static-stdlib --scratch-path $(RELEASE_DIR)
@@ -173,7 +178,7 @@ python-test: wheel
 # (when luarocks is installed: scripts/bootstrap installs it) and tested from there.
 # The manual: every result the CLI gives on the fixtures against docs/schema, and the marked code
 # blocks of README.md and docs/*.md run (Python blocks in the venv with the installed wheel).
-docs-test: python-test
+docs-test: python-test deb
 	$(PY_TESTENV)/bin/python Tests/docs/check_schemas.py
 	$(PYTHON) Tests/docs/run_examples.py --repo --python $(PY_TESTENV)/bin/python
 	scripts/state-diagram --check
@@ -196,6 +201,8 @@ ocsp-test: all
 # arrows still to refactor away).
 arch-test:
 	$(PYTHON) Tests/architecture/check_dependencies.py
+	$(PYTHON) Tests/architecture/check_version.py
+	Tests/release/refusals.sh
 
 swift-test:
 	$(SWIFT) test --parallel
@@ -213,9 +220,32 @@ api-test:
 
 c-test: all
 	Tests/c/run.sh
+	Tests/c/base64-fallback.sh
 
 deb: all
 	packaging/build-deb $(VERSION) $(OUT)/deb
+
+# A release: refuses a dirty tree, an undated or "Unreleased" top CHANGELOG section, an existing
+# tag; builds all, wheel and deb; then tags vVERSION (and bindings/go/vVERSION) and writes
+# build/release/ with SHA256SUMS. `make test` checks the refusals (Tests/release/refusals.sh);
+# release-test makes a whole release in a scratch clone of this repository (.ci/run).
+release: bootstrap
+	MAKE="$(MAKE)" scripts/release
+
+release-test:
+	Tests/release/release-clone.sh
+
+# The Swift API reference: the DocC catalog Sources/IAPVerify/IAPVerify.docc with the symbols'
+# doc comments, warnings as errors (a broken ``Symbol`` link fails). The plugin is resolved only
+# here (IAPV_DOCC=1; Package.swift), in its own build folder. Not in make test (.ci/run calls it).
+docc:
+	IAPV_DOCC=1 $(SWIFT) package --scratch-path .build-docc --allow-writing-to-directory $(OUT)/docc \
+	  generate-documentation --target IAPVerify --warnings-as-errors --output-path $(OUT)/docc/IAPVerify.doccarchive
+
+# A new Swift package that depends on a clone of this repository exactly as docs/swift.md shows
+# (branch: "main", then from: the version on a tagged clone) resolves and builds (.ci/run).
+swift-consumer-test:
+	Tests/release/swift-consumer.sh
 
 # Installs the three packages into the live system with dpkg -i (root only; skipped otherwise),
 # builds the C example against them and removes them again.
@@ -231,6 +261,7 @@ swift-example-test: bootstrap
 cli-test: all
 	Tests/cli/run.sh
 	$(PYTHON) Tests/architecture/check_fields.py
+	$(PYTHON) scripts/surface.py --check
 
 bench: bootstrap all
 	Benchmarks/run.sh
@@ -261,7 +292,6 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libiapverify.so* $(DESTDIR)$(INCLUDEDIR)/iapverify.h $(DESTDIR)$(PKGCONFIGDIR)/iapverify.pc \
 	      $(DESTDIR)$(BINDIR)/iapverify
-	$(PYTHON) scripts/surface.py --check
 	@$(MAKE) -s ldconfig
 
 # Refreshes the dynamic linker's cache after installing into the live system (not under DESTDIR,

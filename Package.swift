@@ -6,14 +6,21 @@ import PackageDescription
 let sanitizing = Context.environment["IAPV_SANITIZE"] != nil
 
 /// Linker settings for the shipped shared library: export only `iapv_*` (version script),
-/// fail on unresolved symbols, and record the SONAME that C consumers link against.
+/// fail on unresolved symbols, and record the SONAME that C consumers link against. These are GNU
+/// ld / ELF flags, so they apply on Linux only: elsewhere the manifest and the core still build
+/// (a port gives the C library its own export list and install name: docs/deployment.md).
 let cABILinkerSettings: [LinkerSetting] = [
     .unsafeFlags([
         "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/IAPVerifyC/exports.map",
         "-Xlinker", "-soname=libiapverify.so.1",
         "-Xlinker", "-z", "-Xlinker", "now",  // bind every symbol at load time (full RELRO with relro)
-    ] + (sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]))
+    ] + (sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]), .when(platforms: [.linux]))
 ]
+
+/// The DocC plugin, only for `make docc` (it sets IAPV_DOCC=1): packages that depend on this one,
+/// and every other build here, neither resolve nor fetch it.
+let documentationDependencies: [Package.Dependency] = Context.environment["IAPV_DOCC"] != nil
+    ? [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")] : []
 
 let package = Package(
     name: "iapverify",
@@ -26,7 +33,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-    ],
+    ] + documentationDependencies,
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),

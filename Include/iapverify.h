@@ -30,18 +30,18 @@ extern "C" {
 
 /* ---- version ---------------------------------------------------------------------------- */
 
-/* The library version: the one place it is written (the Makefile and the bindings read it here). */
+/* The library version, as the top-level VERSION file says (make test checks that they agree). */
 #define IAPV_VERSION_MAJOR  0
-#define IAPV_VERSION_MINOR  1
+#define IAPV_VERSION_MINOR  2
 #define IAPV_VERSION_PATCH  0
-#define IAPV_VERSION_STRING "0.1.0"
+#define IAPV_VERSION_STRING "0.2.0"
 
 #define IAPV_ABI_VERSION 1
 
 /* The ABI version of the loaded library; compare with IAPV_ABI_VERSION. Thread-safe. */
 uint32_t iapv_abi_version(void);
 
-/* The library version, e.g. "0.1.0". Static storage; never free it. Thread-safe. */
+/* The library version, e.g. "0.2.0". Static storage; never free it. Thread-safe. */
 const char *iapv_version_string(void);
 
 /* ---- status ----------------------------------------------------------------------------- */

@@ -4,7 +4,12 @@
  * caller's scalar loop meets it and refuses the text exactly as it would have. */
 #include "fast_base64.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <stdlib.h>
+
+/* The portable path is forced by building with -DIAPV_NO_AVX2 (no AVX2 code at all), or at run
+ * time by IAPV_NO_AVX2 in the environment (any value; read once per process): then this returns 0
+ * and the Swift decoder does all of it, as on a processor without AVX2 or another architecture. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(IAPV_NO_AVX2)
 #include <immintrin.h>
 
 __attribute__((target("avx2")))
@@ -46,9 +51,17 @@ static size_t decode_avx2(const uint8_t *in, size_t len, uint8_t *out) {
     return done;
 }
 
+/* 1: use AVX2, 0: do not, -1: not decided yet. Threads that race to decide decide the same. */
+static int use_avx2 = -1;
+
 size_t fast_base64_decode(const uint8_t *in, size_t len, uint8_t *out) {
-    if (len < 32 || !__builtin_cpu_supports("avx2")) return 0;
-    return decode_avx2(in, len, out);
+    if (len < 32) return 0;
+    int use = __atomic_load_n(&use_avx2, __ATOMIC_RELAXED);
+    if (use < 0) {
+        use = getenv("IAPV_NO_AVX2") == NULL && __builtin_cpu_supports("avx2");
+        __atomic_store_n(&use_avx2, use, __ATOMIC_RELAXED);
+    }
+    return use ? decode_avx2(in, len, out) : 0;
 }
 #else
 size_t fast_base64_decode(const uint8_t *in, size_t len, uint8_t *out) {

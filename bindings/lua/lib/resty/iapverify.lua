@@ -20,7 +20,7 @@ local ffi = require "ffi"
 
 local ok_cjson, cjson = pcall(require, "cjson.safe")
 
-local _M = { _VERSION = "0.1.0", ABI_VERSION = 1 }
+local _M = { _VERSION = "0.2.0", ABI_VERSION = 1 }
 local mt = { __index = {} }
 local methods = mt.__index
 

@@ -1,12 +1,12 @@
 -- resty.iapverify as a rock. It is pure Lua (LuaJIT FFI) and loads libiapverify.so.1 at run
 -- time, so install the library too (make install, or the libiapverify1 Debian package).
--- From a checkout: cd bindings/lua && luarocks make lua-resty-iapverify-0.1.0-1.rockspec
+-- From a checkout: cd bindings/lua && luarocks make lua-resty-iapverify-0.2.0-1.rockspec
 rockspec_format = "3.0"
 package = "lua-resty-iapverify"
-version = "0.1.0-1"
+version = "0.2.0-1"
 source = {
    url = "git+https://github.com/iapverify/iapverify.git",
-   tag = "v0.1.0",
+   tag = "v0.2.0",
    dir = "iapverify/bindings/lua",
 }
 description = {
