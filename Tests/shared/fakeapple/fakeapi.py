@@ -2,7 +2,7 @@
 
 It serves a few endpoints (transaction info, transaction history with revision paging,
 subscription statuses, notification history with pagination tokens, send consumption
-information) from data the test adds, and signs its answers with the fake
+information, and the Advanced Commerce API's six server calls) from data the test adds, and signs its answers with the fake
 Apple-shaped leaf key of this directory (x5c = leaf, WWDR, root), so that a verifier trusting
 only root.pem accepts them. It is strict about what it receives: the bearer token must be an
 ES256 JWT signed by developer.pub.pem with exactly the claims Apple requires, and the method,
@@ -40,6 +40,10 @@ ENVIRONMENTS = ("Production", "Sandbox")
 # Query parameters each served endpoint accepts (anything else is a client bug).
 HISTORY_QUERY = {"revision", "startDate", "endDate", "productId", "productType", "sort", "subscriptionGroupIdentifier",
                  "inAppOwnershipType", "revoked"}
+# The Advanced Commerce API's calls: POST advancedCommerce/v1/<action>/{transactionId}.
+ADVANCED_COMMERCE = ("subscription/cancel", "subscription/changeMetadata", "subscription/changePrice",
+                     "subscription/migrate", "subscription/revoke", "transaction/requestRefund")
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def environment(name: str) -> str:
@@ -111,6 +115,8 @@ class FakeAppleAPI:
         self._failures: list[tuple[int, dict, dict]] = []
         self._notifications: dict[str, list[tuple[int, str]]] = {env: [] for env in ENVIRONMENTS}
         self.consumption: list[tuple[str, str, dict]] = []  # (environment, transaction id, body) received
+        # (environment, action such as "subscription/cancel", transaction id, body) received
+        self.advanced_commerce: list[tuple[str, str, str, dict]] = []
         self._servers: dict[str, ThreadingHTTPServer] = {}
         self.base_url = self.sandbox_url = ""
 
@@ -260,7 +266,8 @@ class FakeAppleAPI:
                   ("GET", r"/inApps/v2/history/([^/]+)", self._history, HISTORY_QUERY),
                   ("GET", r"/inApps/v1/subscriptions/([^/]+)", self._statuses, {"status"}),
                   ("POST", r"/inApps/v1/notifications/(history)", self._notification_history, {"paginationToken"}),
-                  ("PUT", r"/inApps/v2/transactions/consumption/([^/]+)", self._consumption, set())]
+                  ("PUT", r"/inApps/v2/transactions/consumption/([^/]+)", self._consumption, set()),
+                  ("POST", r"/advancedCommerce/v1/((?:%s)/[^/]+)" % "|".join(ADVANCED_COMMERCE), self._advanced_commerce, set())]
         problem = self.check_token(authorization)
         route = next(((fn, allowed, m.group(1)) for verb, pattern, fn, allowed in routes
                       if verb == method and (m := re.fullmatch(pattern, url.path))), None)
@@ -350,6 +357,41 @@ class FakeAppleAPI:
         with self._lock:
             self.consumption.append((env, transaction_id, query["_body"]))
         return 202, {}, {}
+
+    def _advanced_commerce(self, env: str, target: str, query: dict) -> tuple[int, dict, dict]:
+        """An Advanced Commerce call: the transaction it names, signed, and for a subscription its
+        renewal info. Cancel turns auto-renew off, revoke also revokes the transaction (at its
+        signedDate: the fake has no clock); the others answer with what the test added."""
+        action, transaction_id = target.rsplit("/", 1)
+        body = query["_body"]
+        info = body.get("requestInfo")
+        if not (isinstance(info, dict) and isinstance(info.get("requestReferenceId"), str)
+                and UUID.fullmatch(info["requestReferenceId"])):
+            with self._lock:
+                self.errors.append(f"{env} {action}/{transaction_id}: requestInfo.requestReferenceId is not a UUID")
+            return 400, {}, {"errorCode": 4000000, "errorMessage": "Invalid request."}
+        found = self._find(env, transaction_id)
+        if found is None:
+            return self._not_found()
+        with self._lock:
+            self.advanced_commerce.append((env, action, transaction_id, body))
+        payload, tampered = found
+        if action == "subscription/revoke":
+            payload.setdefault("revocationDate", payload["signedDate"])
+            payload.setdefault("revocationReason", 0)
+        answer = {"signedTransactionInfo": self._signed(payload, tampered)}
+        if action.startswith("subscription/"):
+            original = payload["originalTransactionId"]
+            with self._lock:
+                renewal, status = self._renewals[env].get(original, (None, 1))
+                renewal = dict(renewal or {"environment": env, "originalTransactionId": original,
+                                           "productId": payload.get("productId"), "autoRenewProductId": payload.get("productId"),
+                                           "autoRenewStatus": 1, "signedDate": payload["signedDate"]})
+                if action in ("subscription/cancel", "subscription/revoke"):
+                    renewal["autoRenewStatus"] = 0
+                self._renewals[env][original] = (renewal, 5 if action == "subscription/revoke" else status)
+            answer["signedRenewalInfo"] = self._signed(renewal, False)
+        return 200, {}, answer
 
     def _statuses(self, env: str, transaction_id: str, query: dict) -> tuple[int, dict, dict]:
         found = self._find(env, transaction_id)

@@ -11,7 +11,8 @@ It loads the scenario, starts both hosts on 127.0.0.1, prints one line
 and serves until its stdin closes. Then it prints one more line, a JSON object with what the fake
 saw, and exits 0:
 
-    {"errors": [...], "requests": [[environment, method, "path?query"], ...], "consumption": [...]}
+    {"errors": [...], "requests": [[environment, method, "path?query"], ...], "consumption": [...],
+     "advanced_commerce": [[environment, "subscription/cancel", transaction id, body], ...]}
 
 ``errors`` lists every request the fake refused (a bad bearer token, an unknown path or query
 parameter): a test that expects none asserts it is empty.
@@ -91,7 +92,8 @@ def main() -> int:
     finally:
         fake.stop()
     print(json.dumps({"errors": fake.errors, "requests": [list(r) for r in fake.requests],
-                      "consumption": [list(c) for c in fake.consumption]}), flush=True)
+                      "consumption": [list(c) for c in fake.consumption],
+                      "advanced_commerce": [list(a) for a in fake.advanced_commerce]}), flush=True)
     return 0
 
 
