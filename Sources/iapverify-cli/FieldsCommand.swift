@@ -3,8 +3,8 @@ import IAPVerify
 
 struct FieldsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fields", abstract: "Print the members of every record a result holds, the verdicts, actions and environments.",
-        discussion: "From the core's own record tables and enums: what the bindings and the JSON Schemas are checked against. Manual: docs/cli.md.")
+        commandName: "fields", abstract: "Print the description of the library's surface: every result document, option and config key.",
+        discussion: "From the core's own description: what the JSON Schemas and the docs tables are generated from and the bindings are checked against. Manual: docs/cli.md.")
 
     @Flag(name: .long, help: "Print JSON (the only format).")
     var json = false
@@ -22,7 +22,10 @@ struct FieldsCommand: ParsableCommand {
 enum FieldList {
     static func json() -> String {
         let records = FieldCatalog.records.map { "\"\($0.record)\":" + fields($0.fields) }
-        return "{\"records\":{" + records.joined(separator: ",") + "},"
+        // The whole description (documents, objects, options, config), then the record tables
+        // and vocabularies the older checks read.
+        let surface = String(decoding: SurfaceCatalog.json().dropLast(), as: UTF8.self)
+        return surface + ",\"records\":{" + records.joined(separator: ",") + "},"
             + "\"verdicts\":" + words(Verdict.allCases.map(\.rawValue)) + ","
             + "\"inspect_verdicts\":" + words([ReceiptReport.unverifiedVerdict]) + ","
             + "\"actions\":" + words(NextAction.allCases.map(\.rawValue)) + ","

@@ -215,3 +215,19 @@ public enum CatalogConflictMember: SurfaceObject {
         }
     }
 }
+
+/// A pending order a host passes in `orders` (an input: the options).
+public enum PendingOrderMember: SurfaceObject {
+    case orderID, productID, createdMs
+
+    public static let objectName: StaticString = "pending_order"
+    public static let meaning: StaticString = "an order the host made before the purchase, to be matched with the purchase that pays it"
+
+    @inline(__always) public var spec: MemberSpec {
+        switch self {
+        case .orderID: MemberSpec("order_id", .string, "the host's order id")
+        case .productID: MemberSpec("product_id", .string, "the product ordered")
+        case .createdMs: MemberSpec("created_ms", .ms, "when the order was made: only a purchase after it pays it")
+        }
+    }
+}

@@ -56,10 +56,13 @@ public struct MemberSpec: Sendable {
     public let presence: MemberPresence
     public let values: MemberValues
     public let meaning: StaticString
+    /// An input key's default, as JSON text (nil: required, or a result member).
+    public let defaultJSON: StaticString?
 
     @inline(__always)
     public init(_ name: StaticString, _ type: MemberType, nullable: Bool = false, presence: MemberPresence = .always,
-                values: MemberValues = .any, _ meaning: StaticString) {
+                values: MemberValues = .any, default defaultJSON: StaticString? = nil, _ meaning: StaticString) {
+        self.defaultJSON = defaultJSON
         self.name = name
         self.type = type
         self.nullable = nullable

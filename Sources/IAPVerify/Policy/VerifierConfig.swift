@@ -46,12 +46,13 @@ public struct VerifierConfig: Sendable {
         var config = VerifierConfig(bundleID: "")
         for (key, value) in members {
             let path = "config.\(key)"
-            if key == "bundle_id" {
+            guard let member = ConfigMember.member(named: key) else { throw .config(ConfigMember.unknownKey(key, in: "config")) }
+            if member == .bundleID {
                 let s = try ConfigField.string(value, path)
                 guard !s.isEmpty else { throw .config("\(path) must not be empty; use \"*\" to accept any app") }
                 bundle = s
             } else {
-                try config.read(key, value, path)
+                try config.read(member, value, path)
             }
         }
         guard let chosen = bundleIDOverride ?? bundle ?? bundleIDFallback else {
@@ -63,53 +64,53 @@ public struct VerifierConfig: Sendable {
     }
 
     /// One top-level key of the config other than `bundle_id`.
-    private mutating func read(_ key: String, _ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) {
+    private mutating func read(_ key: ConfigMember, _ value: ConfigJSONValue, _ path: String) throws(IAPVFailure) {
         switch key {
-        case "bundle_versions":
+        case .bundleID:
+            break   // read by init
+        case .bundleVersions:
             bundleVersions = try ConfigField.stringArray(value, path)
-        case "environments":
+        case .environments:
             environments = try Self.environments(value, path)
-        case "trust":
+        case .trust:
             for (k, v) in try ConfigField.object(value, path) {
-                switch k {
-                case "roots_pem": trustRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
-                case "include_apple_roots": includeAppleRoots = try ConfigField.bool(v, "\(path).\(k)")
-                default: throw .config("\(path): unknown key \"\(k)\"")
+                switch TrustConfigMember.member(named: k) {
+                case .rootsPEM: trustRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                case .includeAppleRoots: includeAppleRoots = try ConfigField.bool(v, "\(path).\(k)")
+                case nil: throw .config(TrustConfigMember.unknownKey(k, in: path))
                 }
             }
-        case "xcode":
+        case .xcode:
             for (k, v) in try ConfigField.object(value, path) {
-                switch k {
-                case "accept": xcodeAccept = try ConfigField.bool(v, "\(path).\(k)")
-                case "roots_pem": xcodeRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
-                default: throw .config("\(path): unknown key \"\(k)\"")
+                switch XcodeConfigMember.member(named: k) {
+                case .accept: xcodeAccept = try ConfigField.bool(v, "\(path).\(k)")
+                case .rootsPEM: xcodeRootsPEM = try ConfigField.stringArray(v, "\(path).\(k)")
+                case nil: throw .config(XcodeConfigMember.unknownKey(k, in: path))
                 }
             }
-        case "device_check":
+        case .deviceCheck:
             deviceCheck = try ConfigField.choice(value, path, use: "if_given, required or off")
-        case "revocation":
+        case .revocation:
             revocation = try ConfigField.choice(value, path, use: "off or required")
-        case "grace_period":
+        case .gracePeriod:
             gracePeriod = try ConfigField.choice(value, path, use: "honor or ignore")
-        case "max_input_bytes":
+        case .maxInputBytes:
             let n = try ConfigField.integer(value, path)
             guard n > 0, n <= Int64(VerifierConfig.hardInputLimit) else {
                 throw .config("\(path) must be between 1 and \(VerifierConfig.hardInputLimit)")
             }
             maxInputBytes = Int(n)
-        case "max_receipt_age_ms":
+        case .maxReceiptAgeMs:
             if value.isNull { maxReceiptAgeMs = nil; return }
             let n = try ConfigField.integer(value, path)
             guard n >= 0 else { throw .config("\(path) must be >= 0 or null") }
             maxReceiptAgeMs = n
-        case "products":
+        case .products:
             products = try ProductCatalogParser.parse(value, path)
-        case "app_apple_id":
+        case .appAppleID:
             let n = try ConfigField.integer(value, path)
             guard n > 0 else { throw .config("\(path) must be a positive integer (App Store Connect, App Information, Apple ID)") }
             appAppleID = n
-        default:
-            throw .config("config: unknown key \"\(key)\"")
         }
     }
 
@@ -175,24 +176,24 @@ enum ProductCatalogParser {
             var duration: Int64?
             for (k, v) in try ConfigField.object(entry, p) {
                 let kp = "\(p).\(k)"
-                switch k {
-                case "type":
+                switch ProductConfigMember.member(named: k) {
+                case .type:
                     let s = try ConfigField.string(v, kp)
                     guard let t = ProductType(rawValue: s) else {
                         throw .config("\(kp): unknown type \"\(s)\"; use consumable, non_consumable, auto_renewable or non_renewing")
                     }
                     type = t
-                case "group": group = try ConfigField.string(v, kp)
-                case "level":
+                case .group: group = try ConfigField.string(v, kp)
+                case .level:
                     let n = try ConfigField.integer(v, kp)
                     guard n >= 1 else { throw .config("\(kp) must be >= 1 (1 is the highest tier)") }
                     level = n
-                case "entitlements": entitlements = try ConfigField.stringArray(v, kp)
-                case "duration_ms":
+                case .entitlements: entitlements = try ConfigField.stringArray(v, kp)
+                case .durationMs:
                     let n = try ConfigField.integer(v, kp)
                     guard n > 0 else { throw .config("\(kp) must be > 0") }
                     duration = n
-                default: throw .config("\(p): unknown key \"\(k)\"")
+                case nil: throw .config(ProductConfigMember.unknownKey(k, in: p))
                 }
             }
             guard let type else { throw .config("\(p).type is required") }

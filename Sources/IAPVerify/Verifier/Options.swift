@@ -11,23 +11,51 @@ public enum EntryPoint: String, Sendable, CaseIterable {
     case apiResponse = "iapv_interpret_api_response"
 }
 
-/// Every options key and the entry points that read it.
-enum OptionKey: String, CaseIterable {
-    case deviceID = "device_id"
-    case environment
-    case endpoint
-    case attempt
-    case deliveredTransactionIDs = "delivered_transaction_ids"
-    case orders
-    case renewalInfo = "renewal_info"
-    case lastSignedDateMs = "last_signed_date_ms"
-    case seenNotificationUUIDs = "seen_notification_uuids"
-    case ocspResponses = "ocsp_responses"
-    case httpStatus = "http_status"
-    case retryAfter = "retry_after"
-    case kind
-    case seenRequestIdentifiers = "seen_request_identifiers"
-    case maxAgeMs = "max_age_ms"
+/// Every options key and the entry points that read it. Each key is described once, in `spec`
+/// (the description: JSON/Surface.swift): its name is the key a host writes.
+enum OptionKey: CaseIterable {
+    case deviceID, environment, endpoint, attempt, deliveredTransactionIDs, orders, renewalInfo, lastSignedDateMs
+    case seenNotificationUUIDs, ocspResponses, httpStatus, retryAfter, kind, seenRequestIdentifiers, maxAgeMs
+
+    init?(name: String) {
+        guard let key = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = key
+    }
+
+    var name: String { "\(spec.name)" }
+
+    var spec: MemberSpec {
+        switch self {
+        case .deviceID: MemberSpec("device_id", .string, nullable: true, default: "null",
+            "the device's identifierForVendor (UUID) or, on macOS, its 12-hex-digit MAC address: the receipt's device hash is checked against it")
+        case .environment: MemberSpec("environment", .string, nullable: true, values: .vocabulary(ServerEnvironment.self), default: "null",
+            "the host that answered (Production or Sandbox; LocalTesting for API answers)")
+        case .endpoint: MemberSpec("endpoint", .string, nullable: true, default: "null",
+            "API answers: the endpoint that answered (required); /verifyReceipt: the deprecated name of environment")
+        case .attempt: MemberSpec("attempt", .integer, nullable: true, default: "1", "which try of the same call this is (1 the first): the retry backoff grows with it")
+        case .deliveredTransactionIDs: MemberSpec("delivered_transaction_ids", .array(.string), nullable: true, default: "[]",
+            "transaction ids the host already delivered: the delivery plan leaves them out")
+        case .orders: MemberSpec("orders", .array(.object(PendingOrderMember.self)), nullable: true, default: "[]",
+            "pending orders to match with purchases (docs/entitlements.md)")
+        case .renewalInfo: MemberSpec("renewal_info", .array(.object(RenewalInfoDescription.self)), nullable: true, default: "[]",
+            "renewal infos the host holds (snake_case, as results write them), merged with the input's own")
+        case .lastSignedDateMs: MemberSpec("last_signed_date_ms", .ms, nullable: true, default: "null",
+            "the signedDate of the last notification applied for the same subscription: an older one is ignore_stale")
+        case .seenNotificationUUIDs: MemberSpec("seen_notification_uuids", .array(.string), nullable: true, default: "[]",
+            "notificationUUIDs already applied: a repeat is ignore_duplicate")
+        case .ocspResponses: MemberSpec("ocsp_responses", .array(.string), nullable: true, default: "[]",
+            "base64 DER OCSP answers for the signing certificate (docs/revocation.md)")
+        case .httpStatus: MemberSpec("http_status", .integer, nullable: true, default: "null",
+            "the HTTP status Apple answered with (API answers: required); 0 when Apple did not answer")
+        case .retryAfter: MemberSpec("retry_after", .string, nullable: true, default: "null", "API answers: the Retry-After header's text")
+        case .kind: MemberSpec("kind", .string, nullable: true, values: .words("transaction renewal_info app_transaction notification realtime_request"),
+            default: "null", "the kind of signed payload expected: any other kind is malformed (name it wherever the app sends a jwsRepresentation)")
+        case .seenRequestIdentifiers: MemberSpec("seen_request_identifiers", .array(.string), nullable: true, default: "[]",
+            "realtime requests already answered: a repeat is ignore_duplicate")
+        case .maxAgeMs: MemberSpec("max_age_ms", .integer, nullable: true, default: "300000",
+            "a realtime request signed longer ago than this is ignore_stale")
+        }
+    }
 
     var readBy: [EntryPoint] {
         switch self {
@@ -71,8 +99,8 @@ public struct OptionValues: Sendable {
             throw .argument("options: expected a JSON object, got \(doc.root.typeName)")
         }
         for (name, value) in members {
-            guard let key = OptionKey(rawValue: name) else {
-                let hint = OptionKey(rawValue: CallKeys.snakeCase(name)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
+            guard let key = OptionKey(name: name) else {
+                let hint = CallKeys.didYouMean(name, among: OptionKey.allCases.map(\.name))
                 throw .argument("options: unknown key \"\(name)\"\(hint)")
             }
             guard key.readBy.contains(entry) else {
