@@ -21,7 +21,7 @@ extension FieldSpec {
         }
         // A required text that is empty is written as null.
         let nullable = output == .always && (optional || required != 0)
-        return MemberSpec(snake, type, nullable: nullable, presence: output == .always ? .always : .whenPresent, meaning)
+        return MemberSpec(snake, type, nullable: nullable, presence: output == .always ? .always : .whenPresent, appleName: camel, meaning)
     }
 }
 
@@ -29,8 +29,8 @@ extension RecordTable {
     /// The rows outside the nested object, then the nested object and `advanced_commerce`.
     func memberSpecs(nested object: any SurfaceDescribed.Type, meaning: StaticString) -> [MemberSpec] {
         allSpecs.filter { !$0.nested }.map(\.memberSpec)
-            + [MemberSpec(nested.snake, .object(object), presence: .whenPresent, meaning),
-               MemberSpec(advancedCommerceMember, .object(AdvancedCommerceMember.self), presence: .whenPresent,
+            + [MemberSpec(nested.snake, .object(object), presence: .whenPresent, appleName: nested.camel, meaning),
+               MemberSpec(advancedCommerceMember, .object(AdvancedCommerceMember.self), presence: .whenPresent, appleName: "advancedCommerceInfo",
                           "Advanced Commerce: the items sold through the one App Store product")]
     }
 

@@ -58,11 +58,18 @@ public struct MemberSpec: Sendable {
     public let meaning: StaticString
     /// An input key's default, as JSON text (nil: required, or a result member).
     public let defaultJSON: StaticString?
+    /// Apple's name for the same field in signed payloads (`transactionId`), where it has one.
+    public let appleName: StaticString?
+    /// A receipt record's member: the attribute type Apple signs it as.
+    public let attribute: Int64?
 
     @inline(__always)
     public init(_ name: StaticString, _ type: MemberType, nullable: Bool = false, presence: MemberPresence = .always,
-                values: MemberValues = .any, default defaultJSON: StaticString? = nil, _ meaning: StaticString) {
+                values: MemberValues = .any, default defaultJSON: StaticString? = nil, appleName: StaticString? = nil,
+                attribute: Int64? = nil, _ meaning: StaticString) {
         self.defaultJSON = defaultJSON
+        self.appleName = appleName
+        self.attribute = attribute
         self.name = name
         self.type = type
         self.nullable = nullable

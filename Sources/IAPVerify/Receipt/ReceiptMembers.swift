@@ -126,11 +126,11 @@ public enum ReceiptInAppDescription: SurfaceDescribed {
         for (spec, column) in zip(specs, InAppAttributes.columns) {
             let row = column.attribute < 0 ? nil : InAppAttributes.rows[column.attribute]
             let m = spec.memberSpec
-            out.append(MemberSpec(m.name, row?.value.memberType ?? m.type, nullable: m.nullable, m.meaning))
+            out.append(MemberSpec(m.name, row?.value.memberType ?? m.type, nullable: m.nullable, attribute: row?.type, m.meaning))
         }
         for i in InAppAttributes.extras {
             let row = InAppAttributes.rows[i]
-            out.append(MemberSpec(row.name, row.value.memberType, presence: .whenPresent, row.meaning))
+            out.append(MemberSpec(row.name, row.value.memberType, presence: .whenPresent, attribute: row.type, row.meaning))
         }
         out.append(MemberSpec(InAppAttributes.unknownMember, .array(.object(UnknownAttributeMember.self)), presence: .whenPresent,
                               "the record's attributes the library does not name"))

@@ -158,6 +158,8 @@ package enum SurfaceCatalog {
             if case .open = s.values { w.key(text: "open"); w.bool(true) }
         }
         if let d = s.defaultJSON { w.key(text: "default"); w.rawJSON(Array("\(d)".utf8)) }
+        if let a = s.appleName { w.key(text: "apple_name"); w.string("\(a)") }
+        if let a = s.attribute { w.key(text: "receipt_attribute"); w.int(a) }
         w.key(text: "meaning"); w.string("\(s.meaning)")
     }
 
