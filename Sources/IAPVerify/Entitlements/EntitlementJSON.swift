@@ -90,6 +90,10 @@ extension EntitlementReport {
         w.field(EvidenceMember.rule, e.pointee.evidence.rule.rawValue)
         w.id(EvidenceMember.transactionID, e.pointee.evidence.transaction)
         w.field(EvidenceMember.candidates, Int64(e.pointee.evidence.candidates))
+        if let offer = e.pointee.evidence.offerType {
+            w.field(EvidenceMember.offerType, offer)
+            w.field(EvidenceMember.offer, OfferType.name(of: offer))
+        }
         if let b = e.pointee.evidence.billing {
             w.key(EvidenceMember.billing)
             w.beginObject()

@@ -87,7 +87,7 @@ public enum EntitlementMember: SurfaceObject {
 }
 
 public enum EvidenceMember: SurfaceObject {
-    case rule, transactionID, candidates, billing
+    case rule, transactionID, candidates, offerType, offer, billing
 
     public static let objectName: StaticString = "evidence"
     public static let meaning: StaticString = "which rule of the engine decided an entitlement, from which transaction"
@@ -97,6 +97,10 @@ public enum EvidenceMember: SurfaceObject {
         case .rule: MemberSpec("rule", .string, values: .vocabulary(EntitlementRule.self), "the engine's rule that decided")
         case .transactionID: MemberSpec("transaction_id", .string, nullable: true, "the deciding transaction")
         case .candidates: MemberSpec("candidates", .integer, "how many chains or products competed")
+        case .offerType: MemberSpec("offer_type", .integer, presence: .whenPresent,
+            "the deciding transaction's offerType as Apple signed it (1 introductory, 2 promotional, 3 offer code, 4 win-back, 5 retention)")
+        case .offer: MemberSpec("offer", .string, presence: .whenPresent, values: .words("introductory promotional offer_code win_back retention unknown"),
+            "offer_type named; unknown for a number Apple added since")
         case .billing: MemberSpec("billing", .object(BillingMember.self), presence: .whenPresent,
             "the deciding transaction's billing plan, when it states one")
         }

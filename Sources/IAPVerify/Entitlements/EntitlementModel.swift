@@ -54,6 +54,33 @@ public struct Evidence: Sendable, Equatable {
     public var candidates: Int
     /// The deciding transaction's billing plan (monthly billing with a commitment), when signed.
     public var billing: BillingEvidence? = nil
+    /// The deciding transaction's `offerType`, as Apple signed it (see `OfferType`).
+    public var offerType: Int64? = nil
+}
+
+/// Apple's `offerType`: which kind of offer a transaction was bought with. Apple adds kinds
+/// (5, the retention offer of Retention Messaging, in 2026): a number not named here is kept as
+/// the number, never refused.
+public enum OfferType: Int64, Sendable, CaseIterable {
+    case introductory = 1
+    case promotional = 2
+    case offerCode = 3
+    case winBack = 4
+    case retention = 5
+
+    /// The name results write (`evidence.offer`).
+    public var name: String {
+        switch self {
+        case .introductory: return "introductory"
+        case .promotional: return "promotional"
+        case .offerCode: return "offer_code"
+        case .winBack: return "win_back"
+        case .retention: return "retention"
+        }
+    }
+
+    /// The name of Apple's number, or `unknown` for one not named yet.
+    static func name(of number: Int64) -> String { OfferType(rawValue: number)?.name ?? "unknown" }
 }
 
 /// A billing plan as the deciding transaction states it: monthly payments toward a commitment
@@ -115,8 +142,10 @@ public struct Entitlement: Sendable, Equatable {
     /// plan in the evidence, its Advanced Commerce items. Called only for signed transactions.
     func withCommerce(of t: Transaction, nowMs: Int64) -> Entitlement {
         let c = t.commerce
-        guard c.billingPlanType != nil || c.commitmentTotalBillingPeriods != nil || c.advancedCommerce != nil else { return self }
+        guard c.billingPlanType != nil || c.commitmentTotalBillingPeriods != nil || c.advancedCommerce != nil || c.offerType != nil
+        else { return self }
         var e = self
+        e.evidence.offerType = c.offerType
         if c.billingPlanType != nil || c.commitmentTotalBillingPeriods != nil {
             e.evidence.billing = BillingEvidence(planType: c.billingPlanType, billingPeriodNumber: c.commitmentBillingPeriodNumber,
                                                  totalBillingPeriods: c.commitmentTotalBillingPeriods,

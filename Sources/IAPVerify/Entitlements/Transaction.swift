@@ -104,7 +104,7 @@ public struct CommerceFields: Sendable, Equatable {
     /// REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE, ASSIGNMENT_REVOKE (or a newer value, kept as is).
     public var revocationType: String?
     public var revocationPercentage: Int64?
-    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    /// 1 introductory, 2 promotional, 3 offer code, 4 win-back, 5 retention (`OfferType`); a newer number is kept.
     public var offerType: Int64?
     public var offerDiscountType: String?
     /// ISO 8601 duration, e.g. P1M.

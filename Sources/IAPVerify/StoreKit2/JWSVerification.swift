@@ -45,6 +45,10 @@ struct JWSChecker: Checker {
         return report
     }
 
+    /// How far after `now_ms` a signedDate may be (clocks differ) before the token is refused
+    /// (docs/storekit2.md).
+    static let futureSkewMs: Int64 = 300_000
+
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
     /// Only the facts are read before the token is trusted; its records are built after the
     /// decision. A refused token still shows what it decoded, and a payload whose records cannot
@@ -109,6 +113,12 @@ struct JWSChecker: Checker {
             return decision
         }
         decision.marks.append((.kind, .ok))
+        // A statement Apple dated after now cannot be ordered against the ones it would make
+        // stale (a REFUND after it would be ignored): refused, for every kind of token.
+        if let signed = facts.signedDateMs, signed > nowMs + Self.futureSkewMs {
+            decision.refusal = JWSRefusal(.malformed, "the token's signedDate \(RFC3339.format(signed)) is more than \(Self.futureSkewMs / 60_000) minutes after now (\(RFC3339.format(nowMs))): a statement from the future is never applied; check the host's clock", at: .signer)
+            return decision
+        }
         let policyFacts = facts.policyFacts(nowMs: nowMs)
         trustSigner(token, facts, policyFacts, nowMs: nowMs, ocsp: ocsp, into: &decision)
         guard decision.refusal == nil else { return decision }

@@ -94,7 +94,18 @@ extension Verifier {
     public func verifyJWS(_ input: UnsafeRawBufferPointer, options: JWSOptions = JWSOptions(),
                           nowMs: Int64) throws(IAPVFailure) -> JWSReport {
         try context.admit(input.count, nowMs: nowMs, what: "JWS")
-        return try JWSChecker(context: context).verify(input, options: options, nowMs: nowMs)
+        return try JWSChecker(context: context).verify(Self.trimmingWhitespace(input), options: options, nowMs: nowMs)
+    }
+
+    /// The one whitespace rule for a compact JWS, whatever the binding: ASCII whitespace (space,
+    /// tab, CR, LF, VT, FF) around the token is not part of it (a token read from a file or a form
+    /// ends with a newline); whitespace inside it stays, and makes it malformed.
+    static func trimmingWhitespace(_ input: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+        var start = 0, end = input.count
+        while start < end, isSpace(input[start]) { start += 1 }
+        while end > start, isSpace(input[end - 1]) { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: input[start..<end])
     }
 
     /// Interprets an App Store Server API answer the host received.
