@@ -239,8 +239,11 @@ release-test:
 # doc comments, warnings as errors (a broken ``Symbol`` link fails). The plugin is resolved only
 # here (IAPV_DOCC=1; Package.swift), in its own build folder. Not in make test (.ci/run calls it).
 docc:
-	IAPV_DOCC=1 $(SWIFT) package --scratch-path .build-docc --allow-writing-to-directory $(OUT)/docc \
-	  generate-documentation --target IAPVerify --warnings-as-errors --output-path $(OUT)/docc/IAPVerify.doccarchive
+	@mkdir -p $(OUT)/docc
+	IAPV_DOCC=1 $(SWIFT) package --scratch-path .build-docc --allow-writing-to-directory $(CURDIR)/$(OUT)/docc \
+	  generate-documentation --target IAPVerify --warnings-as-errors --output-path $(CURDIR)/$(OUT)/docc/IAPVerify.doccarchive
+	@test -f $(OUT)/docc/IAPVerify.doccarchive/metadata.json || { echo "make docc: no archive in $(OUT)/docc" >&2; exit 1; }
+	@echo "docc: $(OUT)/docc/IAPVerify.doccarchive (no warnings)"
 
 # A new Swift package that depends on a clone of this repository exactly as docs/swift.md shows
 # (branch: "main", then from: the version on a tagged clone) resolves and builds (.ci/run).

@@ -38,6 +38,7 @@ $CC -std=c99 -Wall -Wextra -Werror -IInclude Tests/c/no_memory.c -Lbuild/lib -li
 echo "-- SONAME and RUNPATH"
 readelf -d "$LIB" | grep -q 'Library soname: \[libiapverify.so.1\]' || fail "SONAME is not libiapverify.so.1"
 if readelf -d "$LIB" | grep -E 'RUNPATH|RPATH' | grep -q -E 'swift|/opt|/usr/lib/swift'; then fail "RUNPATH points into the toolchain"; fi
+readelf -d "$LIB" | grep -q 'Library runpath: \[\$ORIGIN\]$' || fail "RUNPATH is not \$ORIGIN, as docs/c.md says"
 
 echo "-- dependencies: no libswift, nothing beyond libc/libm/libstdc++/libgcc_s/libcrypto/libjansson/libsimdjson"
 ldd "$LIB" | tee "$TMP/ldd"
@@ -72,6 +73,15 @@ make -s install PREFIX=/usr/local DESTDIR="$TMP/stage" LDCONFIG="$TMP/fake-ldcon
 [ -f "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" ] && ! grep -q rpath "$TMP/stage/usr/local/lib/pkgconfig/iapverify.pc" \
   || fail "installed iapverify.pc missing or carries an rpath"
 [ -x "$TMP/stage/usr/local/bin/iapverify" ] || fail "make install did not install the iapverify command"
+
+echo "-- building against the DESTDIR stage with PKG_CONFIG_SYSROOT_DIR (docs/c.md)"
+flags=$(PKG_CONFIG_PATH="$TMP/stage/usr/local/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$TMP/stage" pkg-config --cflags --libs iapverify)
+case " $flags " in *" -I$TMP/stage/usr/local/include "*" -L$TMP/stage/usr/local/lib "*) ;;
+  *) fail "pkg-config with PKG_CONFIG_SYSROOT_DIR gave '$flags', not the stage's paths";; esac
+$CC -std=c99 -Wall -Werror examples/c/verify_receipt.c $flags $(pkg-config --cflags --libs jansson) -o "$TMP/staged"
+LD_LIBRARY_PATH="$TMP/stage/usr/local/lib" "$TMP/staged" '{"bundle_id":"com.dashedspace.analytics"}' \
+    Tests/IAPVerifyTests/Fixtures/receipts/production_2025-04-18_com.dashedspace.analytics_sha256.der 1893456000000 > "$TMP/out-staged"
+grep -q '^verdict=valid valid=1' "$TMP/out-staged" || fail "the program built against the stage did not verify the receipt"
 if [ "$(id -u)" = 0 ]; then
   make -s install PREFIX="$TMP/live" LDCONFIG="$TMP/fake-ldconfig" >/dev/null 2>"$TMP/install.err"
   head -1 "$TMP/ldconfig.calls" | grep -qx '' || fail "make install did not run ldconfig (calls: $(cat "$TMP/ldconfig.calls"))"
