@@ -54,7 +54,7 @@ GO = ROOT / "bindings" / "go"
 LUA = ROOT / "bindings" / "lua" / "lib" / "resty" / "iapverify.lua"
 HEADER = ROOT / "Include" / "iapverify.h"
 
-TABLE_DOCS = ("docs/results.md", "docs/options.md", "docs/config.md")
+TABLE_DOCS = ("docs/results.md", "docs/options.md", "docs/config.md", "docs/entitlements.md")
 
 problems: list[str] = []
 notes: list[str] = []
@@ -125,12 +125,24 @@ def type_text(m: dict[str, Any]) -> str:
     else:
         text = t
     if values and t not in ("array",):
-        text = words(values) if not m.get("open") else f"{t}: {', '.join(code(v) for v in values)} or another, as given"
+        if m.get("open"):
+            text = f"{t}: {', '.join(code(v) for v in values)} or another, as given"
+        elif m.get("nullable"):
+            return words(values + ["null"]).replace("`null`", "null") + presence_text(m)
+        else:
+            text = words(values)
     if m.get("nullable") and t != "json":
         text += " or null"
-    if m.get("presence") == "when_present":
-        text += ", **only present** when set"
-    return text
+    return text + presence_text(m)
+
+
+def presence_text(m: dict[str, Any]) -> str:
+    return ", **only present** when set" if m.get("presence") == "when_present" else ""
+
+
+def meaning_text(text: str) -> str:
+    """A meaning in a table cell: docs/NAME.md#anchor becomes a link."""
+    return re.sub(r"\bdocs/([\w-]+\.md)(#[\w-]+)?", lambda m: f"[{m.group(1)}]({m.group(1)}{m.group(2) or ''})", cell(text))
 
 
 def cell(text: Any) -> str:
@@ -145,11 +157,23 @@ def render_table(desc: Description, kind: str, arg: str, where: str) -> Optional
     """The table's rows as (name, line), header first with name ''; None when the description lacks it."""
     rows: list[tuple[str, str]] = []
     if kind == "object":
-        if arg not in desc.objects:
+        members = object_members(desc, arg)
+        if members is None:
             return None
-        rows.append(("", "| member | type | meaning |\n|---|---|---|"))
-        for m in desc.members(arg):
-            rows.append((m["name"], f"| `{m['name']}` | {cell(type_text(m))} | {cell(m.get('meaning', ''))} |"))
+        attributes = "attributes" in arg.split()
+        attribute_of = {f["name"]: f.get("attribute") for f in desc.data.get("records", {}).get("receipt_in_app", [])}
+        with_default = any("default" in m for m in members)
+        head = "| member |" + (" receipt attribute |" if attributes else "") + " type |" + (" default |" if with_default else "") + " meaning |"
+        rows.append(("", head + "\n" + "|---" * head.count(" |") + "|"))
+        for m in members:
+            line = f"| `{m['name']}` |"
+            if attributes:
+                a = m.get("receipt_attribute", attribute_of.get(m["name"]))
+                line += f" {a if a is not None else ''} |"
+            line += f" {cell(type_text(m))} |"
+            if with_default:
+                line += f" {cell(default_text(m))} |"
+            rows.append((m["name"], line + f" {meaning_text(m.get('meaning', ''))} |"))
     elif kind == "options":
         if not desc.option_keys:
             return None
@@ -160,25 +184,44 @@ def render_table(desc: Description, kind: str, arg: str, where: str) -> Optional
             keys = [desc.option_keys[k] for k in desc.entry_points[arg] if k in desc.option_keys]
             rows.append(("", "| key | type | default | meaning |\n|---|---|---|---|"))
             for k in keys:
-                rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {cell(default_text(k))} | {cell(k.get('meaning', ''))} |"))
+                rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {cell(default_text(k))} | {meaning_text(k.get('meaning', ''))} |"))
         else:
             rows.append(("", "| key | type | read by | default | meaning |\n|---|---|---|---|---|"))
             for k in keys:
                 read_by = ", ".join(code(e) for e in k.get("read_by", []))
-                rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {read_by} | {cell(default_text(k))} | {cell(k.get('meaning', ''))} |"))
+                rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {read_by} | {cell(default_text(k))} | {meaning_text(k.get('meaning', ''))} |"))
     elif kind == "config":
         if not desc.config_keys:
             return None
         rows.append(("", "| key | type | default | meaning |\n|---|---|---|---|"))
         for k in desc.config_keys:
-            rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {cell(default_text(k))} | {cell(k.get('meaning', ''))} |"))
+            rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {cell(default_text(k))} | {meaning_text(k.get('meaning', ''))} |"))
     else:
         problem(where, f"unknown marker <!-- surface:{kind} {arg} -->: use surface:object NAME, surface:options [ENTRY_POINT] or surface:config")
         return None
     return rows
 
 
-MARKER = re.compile(r"<!-- surface:(\w+)(?: ([\w.-]+))? -->\n(.*?)<!-- /surface -->", re.S)
+MARKER = re.compile(r"<!-- surface:(\w+)((?: [\w.-]+)*) -->\n(.*?)<!-- /surface -->", re.S)
+
+
+def object_members(desc: Description, arg: str) -> Optional[list[dict[str, Any]]]:
+    """The members an object marker shows: `A B` is A's members then B's; `-C` leaves out C's
+    members (a document's common members, shown once elsewhere); `attributes` adds the receipt
+    attribute column."""
+    members: list[dict[str, Any]] = []
+    leave: set[str] = set()
+    for word in arg.split():
+        if word == "attributes":
+            continue
+        name = word.lstrip("-")
+        if name not in desc.objects:
+            return None
+        if word.startswith("-"):
+            leave |= set(desc.member_names(name))
+        else:
+            members += desc.members(name)
+    return [m for m in members if m["name"] not in leave]
 
 
 def table_name(line: str) -> str:
@@ -195,7 +238,7 @@ def docs_tables(desc: Description, write: bool) -> set[str]:
         out: list[str] = []
         pos = 0
         for m in MARKER.finditer(text):
-            kind, arg, body = m.group(1), m.group(2) or "", m.group(3)
+            kind, arg, body = m.group(1), (m.group(2) or "").strip(), m.group(3)
             line_no = text.count("\n", 0, m.start()) + 1
             where = f"{rel}:{line_no} (<!-- surface:{kind}{' ' + arg if arg else ''} -->)"
             rows = render_table(desc, kind, arg, where)
@@ -210,7 +253,7 @@ def docs_tables(desc: Description, write: bool) -> set[str]:
                 out.append(m.group(0))
                 continue
             if kind == "object":
-                shown.add(arg)
+                shown |= {w for w in arg.split() if not w.startswith("-")}
             new = "\n".join(line for _, line in rows) + "\n"
             out.append(f"<!-- surface:{kind}{' ' + arg if arg else ''} -->\n{new}<!-- /surface -->")
             if new != body and not write:
@@ -473,8 +516,12 @@ def json_diff(a: Any, b: Any, path: str, out: list[str]) -> None:
 # Each binding class and the described object it shows. `not_members`: attributes that are not JSON
 # members (computed, the raw document); `omits`: members the class leaves to `raw`, with why.
 PY_CLASSES: list[dict[str, Any]] = [
-    {"file": "records.py", "class": "Transaction", "object": "transaction", "not_members": {"extra"}},
-    {"file": "records.py", "class": "RenewalInfo", "object": "renewal_info", "not_members": {"extra"}},
+    # A receipt's in_app record and every other transaction; transaction_id and product_id are
+    # typed str: None only in a receipt record that lacks them (the docstring says so).
+    {"file": "records.py", "class": "Transaction", "object": ["transaction", "receipt_in_app"], "not_members": {"extra"},
+     "null_as_empty": {"transaction_id", "product_id"}},
+    {"file": "records.py", "class": "RenewalInfo", "object": "renewal_info", "not_members": {"extra"},
+     "null_as_empty": {"original_transaction_id"}},
     {"file": "records.py", "class": "Notification", "object": "notification", "not_members": {"extra"}},
     {"file": "results.py", "class": "Entitlement", "object": "entitlement"},
     {"file": "results.py", "class": "Evidence", "object": "evidence"},
@@ -489,7 +536,10 @@ PY_CLASSES: list[dict[str, Any]] = [
     {"file": "results.py", "class": "Revocation", "object": "revocation", "not_members": {"request_der", "raw"}},
     {"file": "results.py", "class": "ReceiptSigning", "object": "signing"},
     {"file": "results.py", "class": "UnknownAttribute", "object": "unknown_attribute"},
-    {"file": "results.py", "class": "Receipt", "object": "receipt"},
+    # A receipt result's receipt and a response's, in one TypedDict; a receipt refused before its
+    # payload was decoded holds only its total part (docs/results.md#the-receipt-member).
+    {"file": "results.py", "class": "Receipt", "object": ["receipt", "response_receipt"], "partial_ok": True},
+    {"file": "results.py", "class": "EntitlementItem", "object": "entitlement_item"},
     {"file": "results.py", "class": "RealtimeRequest", "object": "realtime_request"},
 ]
 
@@ -534,11 +584,11 @@ PY_TYPE = {"string": ("str",), "integer": ("int",), "ms": ("int",), "boolean": (
            "array": ("list", "tuple", "Sequence"), "map": ("dict", "Mapping"), "object": None, "json": None}
 
 
-def py_type_ok(m: dict[str, Any], ann: str, partial: bool) -> Optional[str]:
+def py_type_ok(m: dict[str, Any], ann: str, partial: bool, partial_ok: bool = False) -> Optional[str]:
     optional = "Optional[" in ann or "None" in ann
     if m.get("presence") == "when_present" and partial and not m.get("nullable"):
         optional = True
-    if m.get("presence", "always") == "always" and partial:
+    if m.get("presence", "always") == "always" and partial and not partial_ok:
         return "may be absent (a total=False TypedDict), but the member is always written: move it to the class's total part"
     if (m.get("nullable") or m.get("presence") == "when_present") and not optional and m["type"] != "json":
         return f"is {ann}, but the member may be {'null' if m.get('nullable') else 'absent'}: make it Optional[...]"
@@ -563,7 +613,13 @@ def check_python(desc: Description) -> None:
             continue
         fields = py_fields(classes, spec["class"])
         skip = spec.get("not_members", set())
-        members = {m["name"]: m for o in objs for m in desc.members(o)}
+        members = {}
+        for o in objs:
+            for m in desc.members(o):
+                members.setdefault(m["name"], m if o == objs[0] else {**m, "presence": "when_present"})
+        for name in spec.get("null_as_empty", ()):
+            if name in members:
+                members[name] = {**members[name], "nullable": False}
         for name, m in members.items():
             if name not in fields and name not in spec.get("omits", {}):
                 problem(where, f"{spec['class']} lacks `{name}` ({type_text(m)}), which the description's {obj!r} has: add the field")
@@ -573,7 +629,7 @@ def check_python(desc: Description) -> None:
             if name not in members:
                 problem(f"{where}:{line}", f"{spec['class']}.{name} is not a member of the description's {obj!r}: remove or rename it")
                 continue
-            bad = py_type_ok(members[name], ann, partial)
+            bad = py_type_ok(members[name], ann, partial, bool(spec.get("partial_ok")))
             if bad:
                 problem(f"{where}:{line}", f"{spec['class']}.{name} {bad}")
         for alias, (target, ann, line) in py_aliases(classes[spec["class"]]).items():
@@ -592,11 +648,19 @@ def check_python(desc: Description) -> None:
 # -- Go --------------------------------------------------------------------------------------------
 
 GO_STRUCTS: list[dict[str, Any]] = [
-    {"file": "serverapi.go", "struct": "Transaction", "object": "transaction"},
-    {"file": "serverapi.go", "struct": "RenewalInfo", "object": "renewal_info"},
+    # A receipt's in_app record and every other transaction in one struct; TransactionID and
+    # ProductID are "" (not nil) in the receipt record that lacks them (documented on the type).
+    {"file": "serverapi.go", "struct": "Transaction", "object": ["transaction", "receipt_in_app"],
+     "null_as_empty": {"transaction_id", "product_id"}},
+    {"file": "serverapi.go", "struct": "RenewalInfo", "object": "renewal_info", "null_as_empty": {"original_transaction_id"}},
+    {"file": "serverapi.go", "struct": "TransactionCommitment", "object": "transaction_commitment"},
+    {"file": "serverapi.go", "struct": "RenewalCommitment", "object": "renewal_commitment"},
     {"file": "serverapi.go", "struct": "UnknownAttribute", "object": "unknown_attribute"},
     {"file": "result.go", "struct": "JWSNotification", "object": "notification"},
     {"file": "result.go", "struct": "JWSRealtimeRequest", "object": "realtime_request"},
+    {"file": "result.go", "struct": "ExternalPurchaseToken", "object": "external_purchase_token"},
+    {"file": "result.go", "struct": "EntitlementItem", "object": "entitlement_item"},
+    {"file": "result.go", "struct": "Billing", "object": "billing"},
     {"file": "result.go", "struct": "Revocation", "object": "revocation"},
     {"file": "result.go", "struct": "Entitlement", "object": "entitlement"},
     {"file": "result.go", "struct": "Evidence", "object": "evidence"},
@@ -611,6 +675,22 @@ GO_OPTIONS = [
     ("iapverify.go", "Options", ["iapv_verify_receipt", "iapv_interpret_response", "iapv_compute_entitlements", "iapv_verify_jws"]),
     ("serverapi.go", "APIResponseOptions", ["iapv_interpret_api_response"]),
 ]
+
+
+def go_marshal_keys(source: str, struct: str) -> Optional[dict[str, tuple[str, bool, str, int]]]:
+    """The keys an untagged options struct's marshal() writes: m["key"] = o.Field."""
+    m = re.search(r"^func \(o " + struct + r"\) marshal\(\).*?^\}", source, re.S | re.M)
+    if m is None:
+        return None
+    fields = re.search(r"^type " + struct + r" struct \{\n(.*?)^\}", source, re.S | re.M)
+    types = dict(re.findall(r"^\s*(\w+)\s+(\S+)", fields.group(1), re.M)) if fields else {}
+    start = source.count("\n", 0, m.start()) + 1
+    out = {}
+    for i, line in enumerate(m.group(0).splitlines()):
+        k = re.search(r'm\["(\w+)"\] = o\.(\w+)', line)
+        if k:
+            out[k.group(1)] = (k.group(2), True, types.get(k.group(2), ""), start + i)
+    return out
 
 
 def go_struct(source: str, name: str) -> Optional[dict[str, tuple[str, bool, str, int]]]:
@@ -652,15 +732,27 @@ def go_type_ok(m: dict[str, Any], gotype: str) -> Optional[str]:
 def check_go(desc: Description) -> None:
     for spec in GO_STRUCTS:
         where = f"bindings/go/{spec['file']}"
-        obj = spec["object"]
-        if obj not in desc.objects:
+        objs = spec["object"] if isinstance(spec["object"], list) else [spec["object"]]
+        obj = " + ".join(objs)
+        if any(o not in desc.objects for o in objs):
             notes.append(f"{where}: {spec['struct']}: the description has no object {obj!r} yet; not checked")
             continue
         fields = go_struct((GO / spec["file"]).read_text(), spec["struct"])
         if fields is None:
             problem(where, f"type {spec['struct']} struct (the description's {obj!r}) is missing")
             continue
-        members = {m["name"]: m for m in desc.members(obj)}
+        members = {}
+        for o in reversed(objs):
+            for m in desc.members(o):
+                # A member of the second object only is written only in its records.
+                members[m["name"]] = m if o == objs[0] or m["name"] not in members else members[m["name"]]
+        for o in objs[1:]:
+            for m in desc.members(o):
+                if m["name"] not in {x["name"] for x in desc.members(objs[0])}:
+                    members[m["name"]] = {**m, "presence": "when_present"}
+        for name in spec.get("null_as_empty", ()):
+            if name in members:
+                members[name] = {**members[name], "nullable": False}
         for name, m in members.items():
             if name not in fields:
                 problem(where, f"{spec['struct']} lacks a field tagged json:\"{name}\" ({type_text(m)}), which the description's {obj!r} has")
@@ -680,9 +772,10 @@ def check_go(desc: Description) -> None:
         return
     for file, struct, entries in GO_OPTIONS:
         where = f"bindings/go/{file}"
-        fields = go_struct((GO / file).read_text(), struct)
-        if fields is None:
-            problem(where, f"type {struct} struct is missing")
+        source = (GO / file).read_text()
+        fields = go_struct(source, struct) or go_marshal_keys(source, struct)
+        if not fields:
+            problem(where, f"type {struct} struct (json tags, or a marshal() that writes m[\"key\"] = o.Field) is missing")
             continue
         keys = {k for e in entries for k in desc.entry_points.get(e, [])}
         for k in sorted(keys - set(fields)):

@@ -95,6 +95,18 @@ type JWSNotification struct {
 	RenewalInfo      *RenewalInfo     `json:"renewal_info"`
 	// AppTransaction is a consent change's verified app transaction, in Apple's field names; JSON null otherwise.
 	AppTransaction json.RawMessage `json:"app_transaction"`
+	// ExternalPurchaseToken is an external purchase token notification's token; nil otherwise.
+	ExternalPurchaseToken *ExternalPurchaseToken `json:"external_purchase_token,omitempty"`
+}
+
+// ExternalPurchaseToken is the token of an EXTERNAL_PURCHASE_TOKEN notification.
+type ExternalPurchaseToken struct {
+	ExternalPurchaseID    *string `json:"external_purchase_id"`
+	TokenCreationDateMs   *int64  `json:"token_creation_date_ms"`
+	AppAppleID            *int64  `json:"app_apple_id"`
+	BundleID              *string `json:"bundle_id"`
+	TokenType             *string `json:"token_type"` // as Apple wrote it, also a type this package does not know
+	TokenExpirationDateMs *int64  `json:"token_expiration_date_ms"`
 }
 
 // JWSRealtimeRequest is the "realtime_request" member of a JWS result: a Retention Messaging
@@ -207,6 +219,11 @@ type Evidence struct {
 	Rule          string  `json:"rule"`
 	TransactionID *string `json:"transaction_id"`
 	Candidates    int     `json:"candidates"`
+	// OfferType is the deciding transaction's offerType as Apple signed it (1 introductory,
+	// 2 promotional, 3 offer code, 4 win-back, 5 retention), and Offer its name ("unknown" for a
+	// number Apple added since); both only when it was bought with an offer.
+	OfferType *int64 `json:"offer_type,omitempty"`
+	Offer     string `json:"offer,omitempty"`
 	// Billing is the deciding transaction's billing plan, when it states one.
 	Billing *Billing `json:"billing,omitempty"`
 }

@@ -269,8 +269,13 @@ type APIResponseOptions struct {
 	// OCSPResponses are DER OCSP responses for the certificates that signed the answer's items
 	// (docs/revocation.md); each signed item's leaf is checked with them.
 	OCSPResponses [][]byte
-	// Extra holds the other options by their JSON names: delivered_transaction_ids, orders,
-	// renewal_info. It may not repeat the keys of the fields above.
+	// DeliveredTransactionIDs, Orders and RenewalInfo are the delivery options, as in Options
+	// (Extra may carry them instead, by their JSON names).
+	DeliveredTransactionIDs []string
+	Orders                  []Order
+	RenewalInfo             []interface{}
+	// Extra holds options by their JSON names (a newer library's). It may not repeat the keys of
+	// the fields above.
 	Extra map[string]any
 }
 
@@ -280,6 +285,11 @@ func (o APIResponseOptions) marshal() ([]byte, error) {
 		switch k {
 		case "endpoint", "environment", "http_status", "retry_after", "attempt", "ocsp_responses":
 			return nil, invalid("APIResponseOptions.Extra[\"" + k + "\"]: set the field of APIResponseOptions instead")
+		case "delivered_transaction_ids", "orders", "renewal_info":
+			if (k == "delivered_transaction_ids" && len(o.DeliveredTransactionIDs) > 0) || (k == "orders" && len(o.Orders) > 0) ||
+				(k == "renewal_info" && len(o.RenewalInfo) > 0) {
+				return nil, invalid("APIResponseOptions.Extra[\"" + k + "\"] repeats the field of APIResponseOptions: set one")
+			}
 		}
 		m[k] = v
 	}
@@ -300,6 +310,15 @@ func (o APIResponseOptions) marshal() ([]byte, error) {
 	}
 	if len(o.OCSPResponses) > 0 {
 		m["ocsp_responses"] = o.OCSPResponses // [][]byte: base64 strings in JSON
+	}
+	if len(o.DeliveredTransactionIDs) > 0 {
+		m["delivered_transaction_ids"] = o.DeliveredTransactionIDs
+	}
+	if len(o.Orders) > 0 {
+		m["orders"] = o.Orders
+	}
+	if len(o.RenewalInfo) > 0 {
+		m["renewal_info"] = o.RenewalInfo
 	}
 	text, err := json.Marshal(m)
 	if err != nil {

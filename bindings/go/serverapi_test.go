@@ -489,7 +489,16 @@ func TestInterpretAPIResponseOptions(t *testing.T) {
 		{Endpoint: "transaction_info"},
 		{Endpoint: "transaction_lottery", HTTPStatus: 200},
 		{Endpoint: "transaction_info", HTTPStatus: 200, Environment: "staging"},
+	// ... and the typed fields carry every key of iapv_interpret_api_response.
+	r, err = v.InterpretAPIResponse(nil, APIResponseOptions{Endpoint: "finish_transaction", HTTPStatus: 200,
+		DeliveredTransactionIDs: []string{"1"}, Orders: []Order{{OrderID: "A", ProductID: "coins", CreatedMs: 900}},
+		RenewalInfo: []interface{}{map[string]any{"original_transaction_id": "1000", "auto_renew_status": false}}}, testNow)
+	if err != nil || !r.Valid || r.Action != "accept" || len(r.Delivery.Orders) != 1 || r.Delivery.Orders[0].Status != "unmatched" {
+		t.Fatalf("typed delivery options: %v %s", err, r.Raw)
+	}
 		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"attempt": 2}},
+		{Endpoint: "transaction_info", HTTPStatus: 200, DeliveredTransactionIDs: []string{"1"},
+			Extra: map[string]any{"delivered_transaction_ids": []string{"2"}}},
 		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"colour": "red"}},
 		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"f": func() {}}},
 	}

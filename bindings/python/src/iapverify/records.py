@@ -392,6 +392,21 @@ class Transaction(Record):
         """Apple's ``billingPlanType``: the same value as ``billing_plan_type``."""
         return self.billing_plan_type
 
+    @property
+    def bundleId(self) -> Optional[str]:
+        """Apple's ``bundleId``: the same value as ``bundle_id``."""
+        return self.bundle_id
+
+    @property
+    def commitmentInfo(self) -> Optional[dict[str, int]]:
+        """Apple's ``commitmentInfo``: the same value as ``commitment``."""
+        return self.commitment
+
+    @property
+    def advancedCommerceInfo(self) -> Optional[dict[str, Any]]:
+        """Apple's ``advancedCommerceInfo``: the same value as ``advanced_commerce``."""
+        return self.advanced_commerce
+
 
 @dataclass(frozen=True, eq=False)
 class RenewalInfo(Record):
@@ -532,6 +547,16 @@ class RenewalInfo(Record):
         """Apple's ``renewalBillingPlanType``: the same value as ``renewal_billing_plan_type``."""
         return self.renewal_billing_plan_type
 
+    @property
+    def commitmentInfo(self) -> Optional[dict[str, Any]]:
+        """Apple's ``commitmentInfo``: the same value as ``commitment``."""
+        return self.commitment
+
+    @property
+    def advancedCommerceInfo(self) -> Optional[dict[str, Any]]:
+        """Apple's ``advancedCommerceInfo``: the same value as ``advanced_commerce``."""
+        return self.advanced_commerce
+
 
 @dataclass(frozen=True, eq=False)
 class Notification(Record):
@@ -548,6 +573,10 @@ class Notification(Record):
     transaction: Optional[Transaction] = None
     renewal_info: Optional[RenewalInfo] = None
     app_transaction: Optional[dict[str, Any]] = None   # RESCIND_CONSENT: the verified app transaction, Apple's names
+    #: An external purchase token notification's token: ``external_purchase_id``,
+    #: ``token_creation_date_ms``, ``app_apple_id``, ``bundle_id``, ``token_type`` (kept as Apple
+    #: wrote it, also a value this package does not know) and ``token_expiration_date_ms``.
+    external_purchase_token: Optional[dict[str, Any]] = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     _CONVERT = {"notification_type": lambda v: known(NotificationType, v),

@@ -44,9 +44,12 @@ class _EvidenceMembers(TypedDict):
 
 class Evidence(_EvidenceMembers, total=False):
     """An entitlement's ``evidence``: which ``rule`` decided, on which ``transaction_id``, among how
-    many ``candidates``; ``billing`` only when the deciding transaction states a billing plan."""
+    many ``candidates``; ``billing`` only when the deciding transaction states a billing plan, and
+    ``offer_type`` / ``offer`` only when it was bought with an offer."""
 
     billing: BillingEvidence
+    offer_type: int                            # the deciding transaction's offerType, as Apple signed it
+    offer: str                                 # introductory, promotional, offer_code, win_back, retention; unknown for a newer number
 
 
 class Certificate(TypedDict):
@@ -127,9 +130,9 @@ class Receipt(_ReceiptMembers, total=False):
     signing: ReceiptSigning
     unknown_attributes: list[UnknownAttribute]
     # /verifyReceipt results only
-    style: str                                 # ios7, ios6
+    style: Optional[str]                       # ios7, ios6
     request_date_ms: Optional[int]
-    latest_receipt_present: bool
+    latest_receipt_present: Optional[bool]
     pending_renewal_info: list[dict[str, Any]]
 
 
