@@ -110,19 +110,23 @@ class Apple:
             return Answer("reject", env, e.attempt, verdict=result.verdict, why="retry_sandbox from sandbox")
         return self.decide(result, env, e.attempt, b"", why)
 
-    def ask(self, kind: str, subject: str, environment: str, attempt: int) -> Answer:
-        """What Apple says about a claim: a receipt (RECEIPT) or a StoreKit 2 transaction id."""
+    def ask(self, kind: str, subject: str, environment: str, attempt: int, checked: bool = False) -> Answer:
+        """What Apple says about a claim: a receipt (RECEIPT) or a StoreKit 2 transaction id.
+        checked: the receipt already passed check_receipt."""
         if kind in (STOREKIT2, STOREKIT2_SIGNED):
             return self.ask_history(subject, environment, attempt, proven=kind == STOREKIT2_SIGNED)
         assert kind == RECEIPT, kind
-        receipt = subject
-        # The library checks the receipt itself first (signature, Apple's chain, this app, an
-        # accepted environment): Apple is asked only about receipts that pass, and a string that is
-        # not one is refused at once instead of being queued and re-sent for days.
+        refused = None if checked else self.check_receipt(subject, environment, attempt)
+        return refused or self.ask_verify_receipt(subject, environment, attempt)
+
+    def check_receipt(self, receipt: str, environment: str, attempt: int) -> Optional[Answer]:
+        """The library checks the receipt itself first (signature, Apple's chain, this app, an
+        accepted environment): Apple is asked only about receipts that pass, and a string that is
+        not one is refused at once instead of being queued and re-sent for days. None: it passed."""
         local = self.verifier.verify_receipt(receipt, now_ms=self.clock())
         if not local.valid:
             return Answer("reject", environment, attempt, verdict=local.verdict, why=local.reason, invalid=True)
-        return self.ask_verify_receipt(receipt, environment, attempt)
+        return None
 
     def ask_history(self, transaction_id: str, environment: str, attempt: int, proven: bool) -> Answer:
         """Every page of the transaction history, each verified by the library (the client asks

@@ -29,18 +29,23 @@ import logging
 import re
 import socket
 import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Literal, Optional, Union
 
 from fastapi import FastAPI, Header, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from http_server import bind, first_request_timeout_protocol
+from http_middleware import CLIENT, USER, VIA_PROXY, AccessLog, BodyLimits, RequestLimit
+from http_server import ConnectionGuard, Proxies, RefusalLog, bind, guarded_protocol
 from observability import log_event
+from apple import server_environment
 from purchases import Refused
+from user_ids import canonical_user_id
+from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED
 
 if TYPE_CHECKING:   # service.py imports this module to serve: no import circle at run time
     from service import PurchaseService
@@ -59,18 +64,27 @@ class Limits:
     max_notification_bytes: int = 256 * 1024    # Apple's signedPayload with its two nested tokens
     body_timeout_s: float = 10.0                # the whole body must arrive within this
     head_timeout_s: float = 10.0                # a request's line and headers must arrive within this
-    max_concurrency: int = 200                  # connections and requests at once; beyond: 503
+    max_concurrency: int = 200                  # requests in hand at once (probes excepted); beyond: 503
+    max_connections: int = 4096                 # connections at once; beyond: closed when accepted
+    connections_per_address: int = 50           # from one client address (not a trusted proxy's)
     keep_alive_s: float = 5.0                   # an idle keep-alive connection is closed after this
-    # Claims (POST /receipts, /storekit2/transactions) each cost Apple quota: per minute, per front.
+    # Claims (POST /receipts, /storekit2/transactions) each cost Apple quota: per minute, per front;
+    # per authenticated user always, per client address only when a trusted proxy gave it.
     claims_per_user: int = 20
     claims_per_address: int = 60
+    orders_per_user: int = 30                   # POST /orders, the same way
+    orders_per_address: int = 120
+    apple_concurrency: int = 8                  # calls to Apple in flight from the API; a claim beyond: 202, queued
+    trusted_proxies: tuple = ()                 # addresses or networks whose X-Forwarded-For is believed
     ready_timeout_s: float = 1.0                # readiness fails this fast when the database is away
 
 
 class ClaimLimiter:
-    """Fixed one-minute windows by the service's clock, per user and per client address: a user
-    who guesses transaction ids, or one address trying many accounts, gets 429 with Retry-After
-    before Apple is asked. In memory, per front (N fronts allow N times the rate)."""
+    """Fixed one-minute windows by the service's clock, per authenticated user and per client
+    address: a user who guesses transaction ids, or one address trying many accounts, gets 429
+    with Retry-After before Apple is asked. The address counts only when it is known to be the
+    client's (a trusted proxy gave it): behind a balancer or a NAT many honest users share one
+    peer address. In memory, per front (N fronts allow N times the rate)."""
 
     WINDOW_MS = 60_000
 
@@ -80,17 +94,47 @@ class ClaimLimiter:
         self.counts: dict[tuple[str, str], int] = {}
         self.lock = threading.Lock()
 
-    def admit(self, user: str, address: str, now_ms: int) -> Optional[int]:
+    def admit(self, user: str, address: Optional[str], now_ms: int) -> Optional[int]:
         """None when the claim may go on; otherwise the seconds until the window ends."""
         with self.lock:
             window = now_ms // self.WINDOW_MS
             if window != self.window:      # a new minute: every count starts again (and memory is freed)
                 self.window, self.counts = window, {}
             over = False
-            for key, limit in ((("user", user), self.per_user), (("address", address), self.per_address)):
+            keys = (("user", user), self.per_user), (("address", address), self.per_address)
+            for key, limit in keys if address is not None else keys[:1]:
                 self.counts[key] = self.counts.get(key, 0) + 1
                 over = over or self.counts[key] > limit
             return -(-((window + 1) * self.WINDOW_MS - now_ms) // 1000) if over else None
+
+
+class AppleSlots:
+    """The calls to Apple a front's API makes at once: at most `n`, on threads of their own, never
+    on the thread pool that serves reads. take() does not wait: a claim that finds none free is
+    queued for a worker (202 at once), so an Apple that accepts and never answers holds n threads
+    of this pool, and nothing else."""
+
+    def __init__(self, n: int):
+        self.free = n
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="apple")
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.free <= 0:
+                return False
+            self.free -= 1
+            return True
+
+    def give_back(self) -> None:
+        with self.lock:
+            self.free += 1
+
+    async def run(self, call, *args):
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, call, *args)
+        finally:
+            self.give_back()
 
 
 class Auth:
@@ -111,16 +155,21 @@ class Auth:
         message = f"{user_id}.{expires_ms}"
         return message + "." + hmac.new(self.secret, message.encode(), hashlib.sha256).hexdigest()
 
-    def user_of(self, authorization: Optional[str], now_ms: int) -> Optional[str]:
-        """The user a valid, unexpired token names, else None."""
+    def user_of(self, authorization: Optional[str], now_ms: Union[int, Callable[[], int]]) -> Optional[str]:
+        """The user a valid, unexpired token names (a UUID in lower case: user_ids), else None.
+        now_ms may be a function (the database's clock): it is read only for a token whose
+        signature holds, so a request without a valid token never waits on the database."""
         token = _bearer(authorization)
         parts = token.rsplit(".", 2) if token else []
-        if len(parts) != 3 or not re.fullmatch(USER_ID, parts[0]) or not parts[1].isdigit():
+        # ASCII digits only: str.isdigit() takes '²' and '٣', and int() then fails
+        if len(parts) != 3 or not re.fullmatch(USER_ID, parts[0]) or not re.fullmatch(r"[0-9]{1,16}", parts[1]):
             return None
         expected = hmac.new(self.secret, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected.encode(), parts[2].encode()) or int(parts[1]) <= now_ms:
+        if not hmac.compare_digest(expected.encode(), parts[2].encode("utf-8", "replace")):
             return None
-        return parts[0]
+        if int(parts[1]) <= (now_ms() if callable(now_ms) else now_ms):
+            return None
+        return canonical_user_id(parts[0])
 
     def is_operator(self, authorization: Optional[str]) -> bool:
         token = _bearer(authorization)
@@ -172,8 +221,11 @@ def error(status: int, message: str, **extra) -> JSONResponse:
 
 # -- the app -------------------------------------------------------------------------------------
 
-def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) -> FastAPI:
+def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) -> "AccessLog":
     app = FastAPI(title="purchase service", docs_url=None, redoc_url=None, openapi_url=None)
+    proxies = Proxies(limits.trusted_proxies)
+    apple = AppleSlots(limits.apple_concurrency)
+    probes = ThreadPoolExecutor(max_workers=2, thread_name_prefix="probes")   # readiness and /metrics
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -186,16 +238,20 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # The details go to the log, never to the client: they name hosts, tables and code.
+        # The details go to the log, never to the client: they name hosts, tables and code. Once:
+        # Starlette raises the exception on after this answer, and AccessLog does not log it again.
         log_event(logging.ERROR, "request_failed", path=request.url.path, error=f"{type(exc).__name__}: {exc}"[:500])
+        request.scope["iapv.logged"] = True
         return error(503, "temporarily unavailable, try again")
 
-    def user(authorization: Optional[str], claimed: Optional[str]) -> str:
-        who = auth.user_of(authorization, service.clock())
+    def user(request: Request, authorization: Optional[str], claimed: Optional[str]) -> str:
+        # The token is checked before the clock (the database's) is read: no token, no database.
+        who = auth.user_of(authorization, service.clock)
         if who is None:
             raise _HTTPError(401, "a valid user token is required (Authorization: Bearer ...)")
-        if claimed is not None and claimed != who:
+        if claimed is not None and canonical_user_id(claimed) != who:
             raise _HTTPError(403, "user_id is not the authenticated user")
+        request.scope[USER] = who
         return who
 
     def operator(authorization: Optional[str]) -> None:
@@ -209,55 +265,72 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         return answer
 
     claims = ClaimLimiter(limits.claims_per_user, limits.claims_per_address)
+    orders = ClaimLimiter(limits.orders_per_user, limits.orders_per_address)
 
-    def admit_claim(who: str, request: Request, entry: str) -> None:
-        address = request.client.host if request.client else "unknown"
-        wait_s = claims.admit(who, address, service.clock())
+    def admit(limiter: ClaimLimiter, who: str, request: Request, entry: str) -> None:
+        # the address only when a trusted proxy said whose it is (see ClaimLimiter)
+        address = request.scope.get(CLIENT) if request.scope.get(VIA_PROXY) else None
+        wait_s = limiter.admit(who, address, service.clock())
         if wait_s is not None:
             service.metrics.claim_refusals.labels(entry, "rate_limited").inc()
-            log_event(logging.WARNING, "claim_rate_limited", entry_point=entry, user_id=who, client=address)
-            raise _HTTPError(429, f"too many purchase claims; try again in {wait_s} s", {"Retry-After": str(wait_s)})
+            log_event(logging.WARNING, "claim_rate_limited", entry_point=entry, user_id=who, client=request.scope.get(CLIENT))
+            what = "orders" if entry == "order" else "purchase claims"
+            raise _HTTPError(429, f"too many {what}; try again in {wait_s} s", {"Retry-After": str(wait_s)})
 
     def outcome(result: dict) -> JSONResponse:
         # invalid: the library's own checks refused it (not a receipt, not this app's): a client error
         return JSONResponse(result, status_code={"accepted": 200, "pending": 202, "invalid": 400}.get(result["status"], 403))
 
+    async def claim(who: str, kind: str, subject: str, environment: str) -> JSONResponse:
+        """A checked claim: to Apple on one of the front's Apple slots, or queued (202) when none is free."""
+        if apple.take():
+            return outcome(await apple.run(service.purchases.submit, who, kind, subject, environment, 1, True))
+        return outcome(await run_in_threadpool(service.purchases.queue_claim, who, kind, subject, environment))
+
     @app.post("/orders", status_code=201)
-    def create_order(body: OrderRequest, authorization: Annotated[Optional[str], Header()] = None) -> dict:
-        who = user(authorization, body.user_id)
+    def create_order(body: OrderRequest, request: Request, authorization: Annotated[Optional[str], Header()] = None) -> dict:
+        who = user(request, authorization, body.user_id)
         catalog = service.config.get("products")
         if catalog is not None and body.product_id not in catalog:   # an order nothing could ever pay
             raise _HTTPError(422, f"product_id {body.product_id!r} is not in the service's catalog")
+        admit(orders, who, request, "order")
         return {"order_id": service.create_order(who, body.product_id)}
 
     @app.post("/receipts")
-    def submit_receipt(body: ReceiptRequest, request: Request,
-                       authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
-        who = user(authorization, body.user_id)
-        admit_claim(who, request, "receipt")
-        return outcome(service.submit_receipt(who, body.receipt))
+    async def submit_receipt(body: ReceiptRequest, request: Request,
+                             authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
+        def check() -> tuple[str, Optional[dict]]:
+            who = user(request, authorization, body.user_id)
+            admit(claims, who, request, "receipt")
+            return who, service.purchases.check_receipt(who, body.receipt)
+        who, refused = await run_in_threadpool(check)
+        return outcome(refused) if refused else await claim(who, RECEIPT, body.receipt, "Production")
 
     @app.post("/storekit2/transactions")
-    def submit_transaction(body: TransactionRequest, request: Request,
-                           authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
-        who = user(authorization, body.user_id)
-        if (body.signed_transaction is None) == (body.transaction_id is None):
-            return error(422, "invalid request", field="signed_transaction",
-                         problem="send signed_transaction (the app's signed transaction) or transaction_id, not both")
-        if service.signer is None:
-            return error(501, "StoreKit 2 is not configured on this service (APPLE_API_KEY_FILE)")
-        admit_claim(who, request, "storekit2")
-        if body.signed_transaction is not None:
-            return outcome(service.submit_signed_transaction(who, body.signed_transaction))
-        return outcome(service.submit_transaction(who, body.transaction_id, body.environment))
+    async def submit_transaction(body: TransactionRequest, request: Request,
+                                 authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
+        def check() -> Union[JSONResponse, tuple[str, str, str, str]]:
+            who = user(request, authorization, body.user_id)
+            if (body.signed_transaction is None) == (body.transaction_id is None):
+                return error(422, "invalid request", field="signed_transaction",
+                             problem="send signed_transaction (the app's signed transaction) or transaction_id, not both")
+            if service.signer is None:
+                return error(501, "StoreKit 2 is not configured on this service (APPLE_API_KEY_FILE)")
+            admit(claims, who, request, "storekit2")
+            if body.signed_transaction is None:
+                return who, STOREKIT2, body.transaction_id or "", server_environment(body.environment)
+            checked = service.purchases.check_signed_transaction(who, body.signed_transaction)
+            return outcome(checked) if isinstance(checked, dict) else (who, STOREKIT2_SIGNED, *checked)
+        checked = await run_in_threadpool(check)
+        return checked if isinstance(checked, JSONResponse) else await claim(*checked)
 
     @app.get("/users/{user_id}/entitlements")
     def entitlements(user_id: str, request: Request,
                      authorization: Annotated[Optional[str], Header()] = None) -> Response:
         if not re.fullmatch(USER_ID, user_id):
             return error(422, "invalid request", field="user_id", problem="1-64 letters, digits, '-' or '_'")
-        user(authorization, user_id)
-        doc = service.entitlements(user_id)
+        who = user(request, authorization, user_id)
+        doc = service.entitlements(who)
         # The ETag covers what the app acts on, not the clock: it changes when access changes.
         tag = '"' + hashlib.sha256(json.dumps(doc["entitlements"], sort_keys=True).encode()).hexdigest()[:32] + '"'
         if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
@@ -277,21 +350,24 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     @app.get("/livez")
     async def livez() -> JSONResponse:
-        # Liveness: the process answers. Never the database: a database outage must not make an
-        # orchestrator restart every front at once.
+        # Liveness: the process answers, on the event loop, outside the request limit. Never the
+        # database: a database outage must not make an orchestrator restart every front at once.
         return JSONResponse({"ok": True})
 
     @app.get("/readyz")
     @app.get("/health")
-    def ready() -> JSONResponse:
+    async def ready() -> JSONResponse:
+        # Outside the request limit and the API's thread pool: a front whose pool is busy (or
+        # whose Apple is slow) still says whether it can serve.
         try:
-            return JSONResponse(service.ready(limits.ready_timeout_s))
+            doc = await asyncio.get_running_loop().run_in_executor(probes, service.ready, limits.ready_timeout_s)
+            return JSONResponse(doc)
         except Exception as e:  # the database is what a front needs: say so to the load balancer, fast
             log_event(logging.ERROR, "not_ready", error=f"{type(e).__name__}: {e}"[:500])
             return JSONResponse({"ok": False, "error": "the database does not answer"}, status_code=503)
 
     @app.get("/jobs")
-    def jobs(authorization: Annotated[Optional[str], Header()] = None) -> dict:
+    def jobs(request: Request, authorization: Annotated[Optional[str], Header()] = None) -> dict:
         operator(authorization)
         return service.health()
 
@@ -301,11 +377,18 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         return {"results": service.retry_pending()}
 
     @app.get("/metrics")
-    def metrics(authorization: Annotated[Optional[str], Header()] = None) -> Response:
+    async def metrics(authorization: Annotated[Optional[str], Header()] = None) -> Response:
+        # From memory: the database's gauges wait for it at most half a second (then stale).
         operator(authorization)
-        return Response(service.metrics.text(), media_type="text/plain; version=0.0.4")
+        text = await asyncio.get_running_loop().run_in_executor(probes, service.metrics.text)
+        return Response(text, media_type="text/plain; version=0.0.4")
 
-    return AccessLog(BodyLimits(app, limits), service, auth)
+    refusals = RefusalLog()
+    outer = AccessLog(None, service, auth, proxies, refusals)
+    outer.app = RequestLimit(BodyLimits(app, limits), limits.max_concurrency, outer.connection_refused)
+    outer.guard = ConnectionGuard(limits.max_connections, limits.connections_per_address, proxies,
+                                  outer.connection_refused)
+    return outer
 
 
 class _HTTPError(Exception):
@@ -314,112 +397,18 @@ class _HTTPError(Exception):
         self.status, self.message, self.headers = status, message, headers or {}
 
 
-class AccessLog:
-    """ASGI middleware, outermost: one JSON line per request (method, path, route, status,
-    duration, the user a valid token names, the client's address) and the request histogram of
-    /metrics by route (the route's template, so user ids do not multiply the series)."""
-
-    def __init__(self, app, service: PurchaseService, auth: Auth):
-        self.app, self.service, self.auth = app, service, auth
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start, status = time.monotonic(), [500]
-
-        async def sending(message):
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            elapsed = time.monotonic() - start
-            route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
-            self.service.metrics.http.labels(template, scope["method"], str(status[0])).observe(elapsed)
-            headers = dict(scope.get("headers") or [])
-            authorization = headers.get(b"authorization", b"").decode("latin-1")
-            user = self.auth.user_of(authorization, _now_ms()) if authorization.startswith("Bearer ") else None
-            client = scope.get("client")
-            log_event(logging.INFO, "http", method=scope["method"], path=scope["path"][:200], route=template,
-                      status=status[0], duration_ms=round(elapsed * 1000, 2), user_id=user,
-                      client=client[0] if client else None)
-
-
-def _now_ms() -> int:
-    # token expiry in the access log only: the request itself was judged by the service's clock
-    return int(time.time() * 1000)
-
-
-class BodyLimits:
-    """ASGI middleware: reads the whole body before the app sees it, refusing one over its path's
-    limit (413, from Content-Length or as it streams) or one that does not arrive within
-    body_timeout_s (408: a client that announced more than it sends holds nothing for long)."""
-
-    def __init__(self, app, limits: Limits):
-        self.app, self.limits = app, limits
-
-    def limit_for(self, path: str) -> int:
-        if path == "/receipts":
-            return self.limits.max_receipt_bytes
-        if path in ("/apple/notifications", "/apple/retention"):
-            return self.limits.max_notification_bytes
-        return self.limits.max_body_bytes
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        limit = self.limit_for(scope["path"])
-        headers = dict(scope["headers"])
-        declared = headers.get(b"content-length")
-        if scope["method"] == "POST" and declared not in (None, b"0") and \
-                not headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
-            return await self._answer(send, 415, "send the body as JSON with Content-Type: application/json")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            return await self._answer(send, 413, f"the body is larger than {limit} bytes")
-        chunks, size = [], 0
-        try:
-            async with asyncio.timeout(self.limits.body_timeout_s):
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        return
-                    size += len(message.get("body", b""))
-                    if size > limit:
-                        return await self._answer(send, 413, f"the body is larger than {limit} bytes")
-                    chunks.append(message.get("body", b""))
-                    if not message.get("more_body"):
-                        break
-        except TimeoutError:
-            return await self._answer(send, 408, "the body did not arrive in time")
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-        return await self.app(scope, replay, send)
-
-    @staticmethod
-    async def _answer(send, status: int, message: str) -> None:
-        data = json.dumps({"error": message}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": data})
-
-
 # -- running it ----------------------------------------------------------------------------------
 
-def make_server(app, sock: socket.socket, limits: Limits):
+def make_server(app: "AccessLog", sock: socket.socket, limits: Limits):
+    """uvicorn with the front's own guards: no limit_concurrency (it counts connections, so idle
+    or slow ones made every request 503, /livez included: RequestLimit counts requests instead,
+    and http_server's ConnectionGuard caps connections per address), and no proxy_headers (uvicorn
+    believes X-Forwarded-For from 127.0.0.1 by default: http_server.Proxies believes it only
+    from --trusted-proxies)."""
     import uvicorn
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                            http=first_request_timeout_protocol(limits.head_timeout_s),
-                            limit_concurrency=limits.max_concurrency, timeout_keep_alive=limits.keep_alive_s,
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off", proxy_headers=False,
+                            http=guarded_protocol(app.guard, limits.head_timeout_s, app.bad_request),
+                            limit_concurrency=None, timeout_keep_alive=limits.keep_alive_s,
                             timeout_graceful_shutdown=10, backlog=2048)
     return uvicorn.Server(config)
 
@@ -456,8 +445,8 @@ def serve(service: PurchaseService, host: str, port: int, retry_every_s: Optiona
 def auth_from_env() -> Auth:
     import os
     secret, operator = os.environ.get("SERVICE_USER_TOKEN_SECRET", ""), os.environ.get("SERVICE_OPERATOR_TOKEN", "")
-    if not secret or not operator:
-        raise SystemExit("set SERVICE_USER_TOKEN_SECRET (signs user tokens) and SERVICE_OPERATOR_TOKEN "
+    if not secret or not operator:   # a startup failure: service.main logs it as one JSON line
+        raise ValueError("set SERVICE_USER_TOKEN_SECRET (signs user tokens) and SERVICE_OPERATOR_TOKEN "
                          "(for /jobs/retry and /metrics), each at least 16 random characters: "
                          "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
     return Auth(secret, operator)

@@ -22,6 +22,7 @@ RECOVERY_EVERY_MS = 60 * 60 * 1000           # how often the history is read whe
 HISTORY_OVERLAP_MS = 10 * 60 * 1000          # each read starts this much before the last one ended
 HISTORY_MAX_BACK_MS = 179 * 24 * 3600 * 1000 # Apple keeps 180 days of notification history
 RENEWAL_SLACK_MS = 60 * 60 * 1000            # a renewal this late without news is asked about
+ORDER_SWEEP_S = 300                          # how often the worker expires stale pending orders
 
 
 class Worker:
@@ -146,9 +147,13 @@ class Worker:
             self.ensure_recovery_jobs()
         except Exception as e:
             log_event(logging.ERROR, "recovery_jobs_not_scheduled", error=f"{type(e).__name__}")
+        swept = None
         while not stop.is_set():
             self.last_pass = time.monotonic()   # the worker's liveness (a stuck pass stops moving it)
             try:
+                if swept is None or self.last_pass - swept >= ORDER_SWEEP_S:
+                    swept = self.last_pass
+                    self.purchases.expire_stale_orders()
                 if self.run_due_jobs(batch, stop):
                     continue
             except Exception as e:  # keep the worker alive; the queue keeps the work

@@ -60,6 +60,15 @@ class Ledger(Database):
         db.execute("INSERT INTO orders (order_id, user_id, product_id, created_ms) VALUES (?, ?, ?, ?)",
                    (order_id, user_id, product_id, created_ms))
 
+    def expire_orders(self, db: Cursor, user_id: Optional[str], created_before_ms: int) -> int:
+        """Pending orders created before created_before_ms (the user's, or everyone's with None)
+        expire: no purchase pays them any more."""
+        if user_id is None:
+            return db.execute("UPDATE orders SET status = 'expired' WHERE status = 'pending' AND created_ms < ?",
+                              (created_before_ms,))
+        return db.execute("UPDATE orders SET status = 'expired' WHERE user_id = ? AND status = 'pending'"
+                          " AND created_ms < ?", (user_id, created_before_ms))
+
     def order(self, order_id: str) -> Optional[dict]:
         with self.transaction() as db:
             rows = db.query("SELECT status, transaction_id FROM orders WHERE order_id = ?", (order_id,))

@@ -92,7 +92,9 @@ class Database:
         # tables of the service before versions were recorded as they are.
         for version in range(current + 1, known + 1):
             step = migrations[version - 1]
-            for statement in (step,) if isinstance(step, str) else step:
+            if callable(step):   # a step SQL alone cannot say in both dialects: step(db)
+                step(db)
+            for statement in () if callable(step) else (step,) if isinstance(step, str) else step:
                 db.execute(statement)
             db.execute("INSERT INTO schema_version (version, applied_ms) VALUES (?, ?)", (version, now_ms()))
 

@@ -17,7 +17,7 @@ processes still running the previous code do not write it.
 """
 from __future__ import annotations
 
-from typing import Union
+from typing import Callable, Union
 
 # Version 1: the schema before versions were recorded. Keep it as it is (see above).
 SCHEMA_V1 = (
@@ -101,8 +101,24 @@ SCHEMA_V2 = tuple(
     + [f"ALTER TABLE {table} RENAME COLUMN receipt TO subject" for table in ("verification_jobs", "finished_jobs")]
     + ["ALTER TABLE verification_jobs RENAME COLUMN endpoint TO environment"])
 
+
+# Version 3: user ids that are UUIDs are stored in their canonical lower case (the service now
+# compares them so: an app's `UUID().uuidString` is upper case, its appAccountToken is read lower
+# case). Rows an earlier version stored under an upper-case UUID move to the lower-case one.
+USER_TABLES = ("orders", "deliveries", "owners", "notifications", "verification_jobs", "finished_jobs")
+
+
+def lower_case_uuid_user_ids(db) -> None:
+    from user_ids import canonical_user_id
+    for table in USER_TABLES:
+        for (user_id,) in db.query(f"SELECT DISTINCT user_id FROM {table} WHERE user_id <> lower(user_id)", ()):
+            if canonical_user_id(user_id) != user_id:
+                db.execute(f"UPDATE {table} SET user_id = ? WHERE user_id = ?", (canonical_user_id(user_id), user_id))
+
+
 # The schema's versions in order: version n is MIGRATIONS[n - 1]. Append only.
-MIGRATIONS: list[Union[str, tuple[str, ...]]] = [
+MIGRATIONS: list[Union[str, tuple[str, ...], Callable]] = [
     SCHEMA_V1,
     SCHEMA_V2,
+    lower_case_uuid_user_ids,
 ]

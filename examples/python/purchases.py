@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Optional
+from typing import Optional, Union
 
 import iapverify
 from apple import ENVIRONMENTS, Answer, Apple, server_environment
 from ledger import Ledger
 from observability import Metrics, log_event
+from user_ids import canonical_user_id, token_uuid
 from work_queue import RECEIPT, STOREKIT2, STOREKIT2_SIGNED, job_id, next_try
 
 
@@ -22,11 +23,16 @@ class Refused(Exception):
         self.verdict, self.reason = verdict, reason
 
 
+ORDER_TTL_MS = 3 * 24 * 3600 * 1000   # as long as a queued purchase may wait for Apple (GIVE_UP_AFTER_MS)
+
+
 class Purchases:
     def __init__(self, config: dict, verifier: iapverify.Verifier, ledger: Ledger, apple: Apple, metrics: Metrics,
-                 has_signer: bool):
+                 has_signer: bool, order_ttl_ms: int = ORDER_TTL_MS):
+        """order_ttl_ms: a pending order older than this expires (status `expired`): no purchase
+        pays it any more."""
         self.config, self.verifier, self.ledger, self.apple, self.metrics = config, verifier, ledger, apple, metrics
-        self.has_signer = has_signer
+        self.has_signer, self.order_ttl_ms = has_signer, order_ttl_ms
 
     def clock(self) -> int:
         return self.ledger.now()
@@ -36,7 +42,9 @@ class Purchases:
     def create_order(self, user_id: str, product_id: str) -> str:
         order_id = uuid.uuid4().hex
         with self.ledger.transaction() as db:   # created_ms by the database's clock: it is matched to purchases
-            self.ledger.create_order_in(db, order_id, user_id, product_id, self.ledger.now(db))
+            now = self.ledger.now(db)
+            self.ledger.expire_orders(db, canonical_user_id(user_id), now - self.order_ttl_ms)
+            self.ledger.create_order_in(db, order_id, canonical_user_id(user_id), product_id, now)
         return order_id
 
     def submit_receipt(self, user_id: str, receipt: str, environment: str = "Production", attempt: int = 1) -> dict:
@@ -44,17 +52,49 @@ class Purchases:
         queues the receipt. Returns what happened, for the app."""
         return self.submit(user_id, RECEIPT, receipt, server_environment(environment), attempt)
 
-    def submit(self, user_id: str, kind: str, subject: str, environment: str, attempt: int) -> dict:
+    def expire_stale_orders(self) -> int:
+        """Every pending order older than order_ttl_ms expires (the worker runs this every few
+        minutes; a user's own also expire when they make a new order). Returns how many."""
+        with self.ledger.transaction() as db:
+            return self.ledger.expire_orders(db, None, self.ledger.now(db) - self.order_ttl_ms)
+
+    def check_receipt(self, user_id: str, receipt: str) -> Optional[dict]:
+        """The library's own checks of a receipt (signature, Apple's chain, this app, an accepted
+        environment), before Apple is asked or the claim is queued: None when it passes, else the
+        `invalid` answer (garbage, another app's or a forged receipt: nothing stored)."""
+        answer = self.apple.check_receipt(receipt, "Production", 1)
+        return None if answer is None else self.invalid(user_id, "receipt", answer.verdict, answer.why)
+
+    def invalid(self, user_id: str, entry: str, verdict: str, reason: str) -> dict:
+        self.metrics.verdicts.labels(entry, verdict).inc()
+        self.metrics.claim_refusals.labels(entry, verdict).inc()
+        log_event(logging.INFO, "refused", entry_point=entry, user_id=user_id, verdict=verdict, reason=reason)
+        return {"status": "invalid", "verdict": verdict, "reason": reason}
+
+    def queue_claim(self, user_id: str, kind: str, subject: str, environment: str, why: str = "front busy") -> dict:
+        """A checked claim the front does not ask Apple about now (its calls to Apple are all in
+        flight): queued, due at once, for a worker; the app is answered 202 at once."""
+        user_id = canonical_user_id(user_id)
+
+        def store(db) -> None:
+            now = self.ledger.now(db)
+            self.ledger.enqueue(db, job_id(user_id, kind, subject), user_id, kind, subject, environment, 1, now, now, why)
+        self.ledger.run(store)
+        self.metrics.verdicts.labels("receipt" if kind == RECEIPT else "storekit2", "temporarily_unavailable").inc()
+        log_event(logging.INFO, "queued", entry_point="receipt" if kind == RECEIPT else "storekit2", user_id=user_id,
+                  job=job_id(user_id, kind, subject)[:16], why=why, retry_after_ms=0)
+        return {"status": "pending", "retry_after_ms": 0, "why": why}
+
+    def submit(self, user_id: str, kind: str, subject: str, environment: str, attempt: int, checked: bool = False) -> dict:
         """What the front does for a claim (a receipt, or a StoreKit 2 transaction id: work_queue's
-        kinds): ask Apple once, then settle, refuse, or queue it for a worker."""
-        answer = self.apple.ask(kind, subject, environment, attempt)
+        kinds): ask Apple once, then settle, refuse, or queue it for a worker. checked: the
+        library's own checks were done (check_receipt)."""
+        user_id = canonical_user_id(user_id)
+        answer = self.apple.ask(kind, subject, environment, attempt, checked=checked)
         key = job_id(user_id, kind, subject)
         entry = "receipt" if kind == RECEIPT else "storekit2"
         if answer.invalid:   # garbage, another app's or a forged receipt: refused before Apple, nothing stored
-            self.metrics.verdicts.labels(entry, answer.verdict).inc()
-            self.metrics.claim_refusals.labels(entry, answer.verdict).inc()
-            log_event(logging.INFO, "refused", entry_point=entry, user_id=user_id, verdict=answer.verdict, reason=answer.why)
-            return {"status": "invalid", "verdict": answer.verdict, "reason": answer.why}
+            return self.invalid(user_id, entry, answer.verdict, answer.why)
         if answer.kind == "accept":
             def record(db) -> dict:
                 self.ledger.wake_waiting(db, self.ledger.now(db))   # Apple answers again: wake who waited
@@ -101,26 +141,32 @@ class Purchases:
         environment); a token that fails is refused at once (status `invalid`, Apple never asked).
         Then as submit_transaction, with the verified id and environment, and the purchase goes to
         the sender unless its appAccountToken or an earlier owner says otherwise."""
+        checked = self.check_signed_transaction(user_id, signed_transaction)
+        if isinstance(checked, dict):
+            return checked
+        transaction_id, environment = checked
+        return self.submit(user_id, STOREKIT2_SIGNED, transaction_id, environment, 1)
+
+    def check_signed_transaction(self, user_id: str, signed_transaction: str) -> Union[dict, tuple[str, str]]:
+        """The library's checks of a signed transaction: (its transaction id, its environment), or
+        the `invalid` answer."""
         if not self.has_signer:
             raise ValueError("the StoreKit 2 flow needs a signer config (APPLE_API_KEY_FILE)")
         r = self.verifier.verify_jws(signed_transaction.encode(), now_ms=self.clock(), options={"kind": "transaction"})
         txn = r.transaction if r.valid else None
         if txn is None or not txn.transaction_id:
-            verdict = r.verdict if not r.valid else "malformed"
-            reason = r.reason if not r.valid else "not a signed transaction"
-            self.metrics.verdicts.labels("storekit2", verdict).inc()
-            self.metrics.claim_refusals.labels("storekit2", verdict).inc()
-            log_event(logging.INFO, "refused", entry_point="storekit2", user_id=user_id, verdict=verdict, reason=reason)
-            return {"status": "invalid", "verdict": verdict, "reason": reason}
+            return self.invalid(user_id, "storekit2", r.verdict if not r.valid else "malformed",
+                                r.reason if not r.valid else "not a signed transaction")
         environment = str(getattr(r.environment, "value", r.environment))
         if environment not in ENVIRONMENTS:   # Xcode or LocalTesting: no App Store Server API to ask
             return {"status": "invalid", "verdict": "environment_rejected",
                     "reason": f"a {environment} transaction has no App Store Server history"}
-        return self.submit(user_id, STOREKIT2_SIGNED, txn.transaction_id, environment, 1)
+        return txn.transaction_id, environment
 
     def entitlements(self, user_id: str) -> dict:
         """What the user is entitled to now: the library's compute_entitlements over every
         statement Apple signed about the user's purchases, at the database's now."""
+        user_id = canonical_user_id(user_id)
         with self.ledger.transaction() as db:
             now = self.ledger.now(db)
             statements = self.ledger.user_statements(db, user_id)
@@ -142,7 +188,7 @@ class Purchases:
         if not txn or txn.get("in_app_ownership_type") == "FAMILY_SHARED":
             return None
         token = txn.get("app_account_token")
-        return str(token).lower() if token else None
+        return (token_uuid(token) or str(token)) if token else None
 
     def via(self, txn: Optional[dict], owner: str) -> str:
         return "app_account_token" if self.token_user(txn) == owner else "first_claim"
@@ -152,6 +198,7 @@ class Purchases:
         appAccountToken names, else the claimant (the user submitting it). Raises Refused when
         the token, the record and the claimant disagree."""
         token_user = self.token_user(txn)
+        claimant = canonical_user_id(claimant) if claimant else claimant
         recorded = self.ledger.owner(db, original)
         if token_user and recorded and token_user != recorded:
             raise Refused("owned_by_another_user", f"transaction {original}: its appAccountToken names another user"
@@ -171,6 +218,7 @@ class Purchases:
 
         A transaction that belongs to another user (its appAccountToken, or an earlier claim) is
         refused and logged; if nothing is left, the submission is rejected."""
+        user_id = canonical_user_id(user_id)
         self.ledger.lock_user(db, user_id)
         now = self.ledger.now(db)
         if answer.transactions is not None:

@@ -33,7 +33,7 @@ from jobs import RECOVERY_EVERY_MS, RENEWAL_SLACK_MS, Worker
 from ledger import Job, Ledger
 from notifications import Notifications
 from observability import Metrics, log_event, setup_logging
-from purchases import Purchases, Refused, entitlement_view
+from purchases import ORDER_TTL_MS, Purchases, Refused, entitlement_view
 from work_queue import (BATCH, CONSUMPTION, GIVE_UP_AFTER_MS, GIVE_UP_DELAY_MS, LEASE_MS, OUTAGE_RETRY_MS, RECEIPT,
                         RECOVERY, STOREKIT2, STOREKIT2_SIGNED, job_id)
 
@@ -53,13 +53,14 @@ class PurchaseService:
                  signer_config: Optional[dict] = None, api_base_url: Union[str, dict, None] = None,
                  heartbeat_ms: Optional[int] = None,
                  recovery_every_ms: int = RECOVERY_EVERY_MS, renewal_slack_ms: int = RENEWAL_SLACK_MS,
-                 consumption_consent: bool = True, retention: Optional[dict] = None):
+                 consumption_consent: bool = True, retention: Optional[dict] = None, order_ttl_ms: int = ORDER_TTL_MS):
         """signer_config enables the StoreKit 2 flow and the recovery jobs. api_base_url (tests only)
         sends those calls to a fake App Store Server API: one URL, or {"Production": ...,
         "Sandbox": ...} (keys in any case). Every decision uses the database's clock (ledger.now()), and so
         do the bearer tokens; `clock` (tests only) replaces it. timeout_s bounds each call to Apple
         as a whole (connecting, sending, reading), not each read; a history read page after page
-        has its apple.HISTORY_DEADLINE_S. retention: see Notifications."""
+        has its apple.HISTORY_DEADLINE_S. retention: see Notifications. order_ttl_ms: a pending
+        order expires this long after it was made."""
         self.config = config
         self.verifier = iapverify.Verifier(config)
         self.signer: Optional[iapverify.Signer] = None
@@ -78,7 +79,8 @@ class PurchaseService:
                  "Sandbox": apple_base_url.rstrip("/") + "/sandbox/verifyReceipt"} if apple_base_url
                 else {"Production": PRODUCTION_URL, "Sandbox": SANDBOX_URL})
         self.apple = Apple(self.verifier, self.signer, urls, shared_secret, timeout_s, self.metrics, self.clock)
-        self.purchases = Purchases(config, self.verifier, ledger, self.apple, self.metrics, self.signer is not None)
+        self.purchases = Purchases(config, self.verifier, ledger, self.apple, self.metrics, self.signer is not None,
+                                   order_ttl_ms)
         self.notifications = Notifications(self.verifier, ledger, self.purchases, self.metrics, self.signer, retention)
         environments = [e for e in config.get("environments", ["Production"]) if e in ENVIRONMENTS]
         self.worker = Worker(ledger, self.apple, self.purchases, self.notifications, environments,
@@ -180,6 +182,15 @@ def positive(kind: type) -> Callable[[str], Union[int, float]]:
     return parse
 
 
+def proxy_list(text: str) -> tuple:
+    """--trusted-proxies: addresses or networks, comma-separated (127.0.0.1,10.0.0.0/8)."""
+    import ipaddress
+    try:
+        return tuple(str(ipaddress.ip_network(part.strip(), strict=False)) for part in text.split(",") if part.strip())
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def port_number(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535, not {text!r}")
@@ -259,7 +270,19 @@ def run(argv: list[str]) -> None:
     parser.add_argument("--claims-per-user", type=positive(int), default=None,
                         help="purchase claims a user may send per minute (per front)")
     parser.add_argument("--claims-per-address", type=positive(int), default=None,
-                        help="purchase claims one client address may send per minute (per front)")
+                        help="purchase claims one client address may send per minute (per front; behind a trusted proxy)")
+    parser.add_argument("--orders-per-user", type=positive(int), default=None, help="orders a user may make per minute")
+    parser.add_argument("--orders-per-address", type=positive(int), default=None,
+                        help="orders one client address may make per minute (behind a trusted proxy)")
+    parser.add_argument("--order-ttl-ms", type=positive(int), default=ORDER_TTL_MS,
+                        help="a pending order expires this long after it was made")
+    parser.add_argument("--max-connections", type=positive(int), default=None, help="connections a front holds at once")
+    parser.add_argument("--connections-per-address", type=positive(int), default=None,
+                        help="connections one client address may hold at once (a trusted proxy: no cap)")
+    parser.add_argument("--apple-concurrency", type=positive(int), default=None,
+                        help="calls to Apple a front's API makes at once; a claim beyond is queued (202)")
+    parser.add_argument("--trusted-proxies", type=proxy_list, default=None,
+                        help="comma-separated addresses or networks whose X-Forwarded-For is believed (nginx's)")
     parser.add_argument("--health-port", "--metrics-port", dest="health_port", type=port_number, default=None,
                         help="worker: serve /livez, /readyz and /metrics on this port")
     parser.add_argument("--retention", default=None,
@@ -268,6 +291,8 @@ def run(argv: list[str]) -> None:
     if args.heartbeat_ms is not None and args.heartbeat_ms >= args.lease_ms:
         parser.error(f"argument --heartbeat-ms: must be below --lease-ms ({args.lease_ms}), or a lease ends before it is renewed")
     setup_logging()
+    import http_api
+    auth = http_api.auth_from_env() if args.role != "worker" else None   # a front without its secrets: stop now
     with open(args.config) as f:
         config = json.load(f)
     if not os.environ.get("APPLE_SHARED_SECRET"):
@@ -291,7 +316,8 @@ def run(argv: list[str]) -> None:
                               give_up_after_ms=args.give_up_after_ms, signer_config=signer_config,
                               api_base_url=api_base, recovery_every_ms=args.recovery_every_ms,
                               consumption_consent=os.environ.get("CONSUMPTION_CONSENT", "1") != "0",
-                              retention=json.load(open(args.retention)) if args.retention else None)
+                              retention=json.load(open(args.retention)) if args.retention else None,
+                              order_ttl_ms=args.order_ttl_ms)
     service.ensure_recovery_jobs()   # with a signer: the recurring history reads, due at once the first time
     stop = threading.Event()
     if args.role == "worker":
@@ -302,13 +328,11 @@ def run(argv: list[str]) -> None:
         print(f"worker {service.worker.worker_id} ({ledger.kind} ledger)", flush=True)
         service.work(stop, args.poll_ms / 1000, args.batch)
         return
-    import http_api
-    limits = http_api.Limits(**{k: v for k, v in (("body_timeout_s", args.body_timeout_s),
-                                                  ("head_timeout_s", args.head_timeout_s),
-                                                  ("max_concurrency", args.max_concurrency),
-                                                  ("claims_per_user", args.claims_per_user),
-                                                  ("claims_per_address", args.claims_per_address)) if v is not None})
-    auth = http_api.auth_from_env()
+    assert auth is not None
+    limits = http_api.Limits(**{k: getattr(args, k) for k in (
+        "body_timeout_s", "head_timeout_s", "max_concurrency", "claims_per_user", "claims_per_address", "orders_per_user",
+        "orders_per_address", "max_connections", "connections_per_address", "apple_concurrency", "trusted_proxies")
+        if getattr(args, k) is not None})
     sock = http_api.bind(args.host, args.port)
     server = http_api.make_server(http_api.create_app(service, auth, limits), sock, limits)
     worker = None

@@ -2,6 +2,7 @@
 transactions and App Store Server Notifications, with nothing sent to Apple.
 
     python examples/python/try_locally.py serve [--port 8080] [--dir DIR]
+    python examples/python/try_locally.py fakes --dir DIR      # only the fakes: start fronts and workers yourself
     python examples/python/try_locally.py token alice          # a user token for the local service
     python examples/python/try_locally.py receipt 1001         # a receipt that pays transaction 1001
     python examples/python/try_locally.py transaction 2001     # the app's signed transaction 2001
@@ -70,7 +71,9 @@ def verify_receipt_answer(name: str) -> bytes:
     return json.dumps({"status": 0, "environment": "Production", "receipt": receipt}).encode()
 
 
-def serve(port: int, directory: Path) -> None:
+def start_fakes(directory: Path):
+    """The fake /verifyReceipt and the fake App Store Server API on free ports, the config in
+    DIRECTORY/config.json; returns (fake Apple, fake API, the environment the service needs)."""
     from fake_apple import FakeApple
     from fakeapi import FakeAppleAPI
     apple = FakeApple()
@@ -81,16 +84,40 @@ def serve(port: int, directory: Path) -> None:
         api.add_transaction("Production", transaction(transaction_id, product))
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(local_config(), indent=2))
-    os.environ.update(APPLE_BASE_URL=apple.url, APPLE_API_KEY_FILE=str(PKI / "signer.json"),
-                      APPLE_API_BASE_URL=json.dumps({"Production": api.base_url, "Sandbox": api.sandbox_url}),
-                      SERVICE_USER_TOKEN_SECRET=USER_SECRET, SERVICE_OPERATOR_TOKEN=OPERATOR_TOKEN,
-                      APPLE_SHARED_SECRET="local")
-    os.environ.pop("DATABASE_URL", None)
+    env = dict(APPLE_BASE_URL=apple.url, APPLE_API_KEY_FILE=str(PKI / "signer.json"),
+               APPLE_API_BASE_URL=json.dumps({"Production": api.base_url, "Sandbox": api.sandbox_url}),
+               SERVICE_USER_TOKEN_SECRET=USER_SECRET, SERVICE_OPERATOR_TOKEN=OPERATOR_TOKEN, APPLE_SHARED_SECRET="local")
     print(f"fake Apple: /verifyReceipt {apple.url}, Server API {api.base_url} (Sandbox {api.sandbox_url})", flush=True)
+    return apple, api, env
+
+
+def serve(port: int, directory: Path) -> None:
+    apple, api, env = start_fakes(directory)
+    os.environ.update(env)
+    os.environ.pop("DATABASE_URL", None)
     import service
     try:
         service.run(["all", "--port", str(port), "--config", str(directory / "config.json"),
                      "--sqlite-path", str(directory / "purchases.db"), "--poll-ms", "200"])
+    finally:
+        api.stop()
+        apple.close()
+
+
+def fakes(directory: Path) -> None:
+    """Only the fakes, for fronts and workers started by hand (README.md, "Several processes by
+    hand"): writes DIRECTORY/env, the variables to export, and serves until Ctrl-C."""
+    import shlex
+    apple, api, env = start_fakes(directory)
+    part = directory / "env.new"
+    part.write_text("".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()))
+    os.replace(part, directory / "env")
+    print(f"fakes ready: . {directory / 'env'}; the config is {directory / 'config.json'}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
     finally:
         api.stop()
         apple.close()
@@ -102,6 +129,8 @@ def main() -> None:
     run = commands.add_parser("serve", help="the fake Apple and the service (Ctrl-C stops both)")
     run.add_argument("--port", type=int, default=8080)
     run.add_argument("--dir", type=Path, default=None, help="where the config and purchases.db go (default: a new temporary directory)")
+    only = commands.add_parser("fakes", help="only the fake Apple, for fronts and workers you start (Ctrl-C stops it)")
+    only.add_argument("--dir", type=Path, required=True, help="where the config and the env file go")
     commands.add_parser("token", help="a user token").add_argument("user")
     commands.add_parser("receipt", help="a base64 receipt the fake Apple answers with transaction NAME").add_argument("name")
     commands.add_parser("transaction", help="the signed transaction of 2001 or 2002").add_argument("transaction_id")
@@ -112,6 +141,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "serve":
         serve(args.port, args.dir or Path(tempfile.mkdtemp(prefix="iapverify-try-")))
+    elif args.command == "fakes":
+        fakes(args.dir)
     elif args.command == "token":
         from http_api import Auth
         print(Auth(USER_SECRET, OPERATOR_TOKEN).user_token(args.user, int(time.time() * 1000) + 86_400_000))

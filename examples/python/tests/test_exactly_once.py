@@ -11,8 +11,9 @@ MERCURY_ID = "com.test.app.mercury"
 
 @pytest.fixture
 def front(service):
-    # 50 claims of one user at once is the point here, not something to rate-limit
-    server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(claims_per_user=1000, claims_per_address=1000))
+    # 50 claims at once, each asking Apple, is the point here: not something to rate-limit or queue
+    server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(claims_per_user=1000, claims_per_address=1000,
+                                                                     orders_per_user=1000, apple_concurrency=64))
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
 
