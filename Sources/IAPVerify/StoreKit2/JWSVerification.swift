@@ -25,7 +25,9 @@ struct JWSChecker: Checker {
             var applied = n
             if let uuid = n.uuid, options.seenNotificationUUIDs.contains(uuid) {
                 applied.action = .ignoreDuplicate
-            } else if let last = options.lastSignedDateMs, let signed = n.signedDateMs, signed < last {
+            } else if let last = options.lastSignedDateMs, last <= nowMs + Self.futureSkewMs, let signed = n.signedDateMs, signed < last {
+                // A last date after now (a notification Apple dated in the future, kept by the
+                // host) orders nothing: a genuine later event is never made stale by it.
                 applied.action = .ignoreStale
             } else if n.effect == .unknown {
                 applied.action = .recordOnly
@@ -45,7 +47,7 @@ struct JWSChecker: Checker {
         return report
     }
 
-    /// How far after `now_ms` a signedDate may be (clocks differ) before the token is refused
+    /// How far after `now_ms` a signed date may be (clocks differ) and still order events
     /// (docs/storekit2.md).
     static let futureSkewMs: Int64 = 300_000
 
@@ -113,12 +115,6 @@ struct JWSChecker: Checker {
             return decision
         }
         decision.marks.append((.kind, .ok))
-        // A statement Apple dated after now cannot be ordered against the ones it would make
-        // stale (a REFUND after it would be ignored): refused, for every kind of token.
-        if let signed = facts.signedDateMs, signed > nowMs + Self.futureSkewMs {
-            decision.refusal = JWSRefusal(.malformed, "the token's signedDate \(RFC3339.format(signed)) is more than \(Self.futureSkewMs / 60_000) minutes after now (\(RFC3339.format(nowMs))): a statement from the future is never applied; check the host's clock", at: .signer)
-            return decision
-        }
         let policyFacts = facts.policyFacts(nowMs: nowMs)
         trustSigner(token, facts, policyFacts, nowMs: nowMs, ocsp: ocsp, into: &decision)
         guard decision.refusal == nil else { return decision }
