@@ -543,6 +543,28 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
         ("initiate_performance_test", {"endpoint": "initiate_performance_test", "environment": "Sandbox",
                                        "body": {"originalTransactionId": tid}}),
         ("performance_test_result", {"endpoint": "performance_test_result", "environment": "Sandbox", "request_id": "req-1"}),
+        ("advanced_commerce_cancel_subscription", {"endpoint": "advanced_commerce_cancel_subscription", "transaction_id": tid,
+                                                   "body": {"requestInfo": {"requestReferenceId": RM_ID}, "storefront": "USA"}}),
+        ("advanced_commerce_change_subscription_metadata", {
+            "endpoint": "advanced_commerce_change_subscription_metadata", "transaction_id": tid,
+            "body": {"requestInfo": {"requestReferenceId": RM_ID, "consistencyToken": "ct"},
+                     "descriptors": {"effective": "NEXT_BILL_CYCLE", "displayName": "News"}}}),
+        ("advanced_commerce_change_subscription_price", {
+            "endpoint": "advanced_commerce_change_subscription_price", "transaction_id": tid,
+            "body": {"requestInfo": {"requestReferenceId": RM_ID}, "items": [{"SKU": "news", "price": 4990}], "currency": "USD"}}),
+        ("advanced_commerce_migrate_subscription", {
+            "endpoint": "advanced_commerce_migrate_subscription", "transaction_id": tid,
+            "body": {"requestInfo": {"requestReferenceId": RM_ID}, "descriptors": {"description": "All news", "displayName": "News"},
+                     "items": [{"SKU": "news", "description": "Basic", "displayName": "Basic"}],
+                     "targetProductId": "pro.monthly", "taxCode": "C003-00-1"}}),
+        ("advanced_commerce_revoke_subscription", {
+            "endpoint": "advanced_commerce_revoke_subscription", "transaction_id": tid, "environment": "Sandbox",
+            "body": {"requestInfo": {"requestReferenceId": RM_ID}, "refundRiskingPreference": True, "refundType": "FULL",
+                     "refundReason": "LEGAL"}}),
+        ("advanced_commerce_request_refund", {
+            "endpoint": "advanced_commerce_request_refund", "transaction_id": tid,
+            "body": {"requestInfo": {"requestReferenceId": RM_ID}, "refundRiskingPreference": False,
+                     "items": [{"SKU": "news", "refundReason": "OTHER", "refundType": "CUSTOM", "revoke": False, "refundAmount": 990}]}}),
     ]
     bad = [
         ("an id with a slash", {"endpoint": "transaction_info", "transaction_id": "1/../2"}),
@@ -558,6 +580,8 @@ def api_calls() -> list[tuple[str, dict, str | None]]:
         ("a body on a GET", {"endpoint": "transaction_info", "transaction_id": "1", "body": {}}),
         ("a missing body field", {"endpoint": "extend_renewal_date", "original_transaction_id": "1",
                                   "body": {"extendByDays": 7}}),
+        ("an Advanced Commerce storefront in lower case", {"endpoint": "advanced_commerce_cancel_subscription", "transaction_id": "1",
+                                                           "body": {"requestInfo": {"requestReferenceId": RM_ID}, "storefront": "usa"}}),
         ("consent not true", {"endpoint": "consumption_info", "transaction_id": "1",
                               "body": {"customerConsented": False, "sampleContentProvided": False,
                                        "deliveryStatus": "DELIVERED"}}),
@@ -637,6 +661,14 @@ def api_answers(fake: FakeApple) -> list[tuple[str, dict, dict | bytes | None, d
          {"originalTransactionId": "2000000000000001", "webOrderLineItemId": "20000000000000019", "success": True,
           "effectiveDate": API_NOW + 30 * DAY}, cfg, "valid"),
         ("mass extend", {"endpoint": "mass_extend_renewal_date"}, {"requestIdentifier": "mass-1"}, cfg, "valid"),
+        # Advanced Commerce: the changed transaction, and a subscription's renewal info
+        ("advanced commerce cancel", {"endpoint": "advanced_commerce_cancel_subscription"},
+         {"signedTransactionInfo": fake.jws(t3), "signedRenewalInfo": fake.jws(api_renewal(t3["originalTransactionId"],
+                                                                                           autoRenewStatus=0))}, cfg, "valid"),
+        ("advanced commerce refund", {"endpoint": "advanced_commerce_request_refund"},
+         {"signedTransactionInfo": fake.jws(dict(t1, revocationDate=API_NOW - 100, revocationReason=0))}, cfg, "valid"),
+        ("advanced commerce without its transaction", {"endpoint": "advanced_commerce_revoke_subscription"},
+         {"signedRenewalInfo": fake.jws(api_renewal())}, cfg, "malformed"),
         ("mass extend status", {"endpoint": "mass_extend_status"},
          {"requestIdentifier": "mass-1", "complete": True, "completeDate": API_NOW, "succeededCount": 3, "failedCount": 0},
          cfg, "valid"),

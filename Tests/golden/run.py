@@ -275,6 +275,12 @@ def library_cases():
         ("test_notification", {"endpoint": "test_notification"}),
         ("unknown", {"endpoint": "nope"}),
         ("lowercase_env", {"endpoint": "list_images", "environment": "sandbox"}),
+        ("advanced_commerce_revoke", {"endpoint": "advanced_commerce_revoke_subscription", "transaction_id": "2000000123",
+                                      "body": {"requestInfo": {"requestReferenceId": nonce}, "refundRiskingPreference": True,
+                                               "refundType": "FULL", "refundReason": "LEGAL", "storefront": "USA"}}),
+        ("advanced_commerce_no_items", {"endpoint": "advanced_commerce_request_refund", "transaction_id": "2000000123",
+                                        "body": {"requestInfo": {"requestReferenceId": nonce}, "refundRiskingPreference": True,
+                                                 "items": []}}),
     ]:
         add("api_request/%s" % name, "api_request", signer, cfg(call), now=1700000000123)
     for name, req in [

@@ -233,6 +233,11 @@ func TestNewRequest(t *testing.T) {
 			fmt.Sprintf(`{"startDate":%d,"endDate":%d}`, signedMs-86_400_000, signedMs)},
 		{"test_notification", `{"endpoint":"test_notification","environment":"Sandbox"}`,
 			"POST", "https://api.storekit-sandbox.apple.com/inApps/v1/notifications/test", ""},
+		{"advanced_commerce_revoke_subscription", map[string]any{"endpoint": "advanced_commerce_revoke_subscription", "transaction_id": "1000",
+			"body": map[string]any{"refundReason": "LEGAL", "refundType": "FULL", "refundRiskingPreference": true,
+				"requestInfo": map[string]any{"requestReferenceId": "7E3FB20B-4CDB-47CC-936D-99D65F608138"}}},
+			"POST", "https://api.storekit.apple.com/advancedCommerce/v1/subscription/revoke/1000",
+			`{"requestInfo":{"requestReferenceId":"7e3fb20b-4cdb-47cc-936d-99d65f608138"},"refundRiskingPreference":true,"refundType":"FULL","refundReason":"LEGAL"}`},
 	}
 	for _, c := range cases {
 		req, err := s.NewRequest(context.Background(), c.call, testNow)

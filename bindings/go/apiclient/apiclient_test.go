@@ -394,6 +394,40 @@ func TestFallsBackToSandboxOnce(t *testing.T) {
 	}
 }
 
+func TestAdvancedCommerceCalls(t *testing.T) {
+	t.Parallel()
+	subscription := purchase("800001", pro, "800000", 0)
+	subscription["type"], subscription["expiresDate"] = "Auto-Renewable Subscription", signedMs+30*86_400_000
+	f := startFake(t, map[string]any{"transactions": map[string]any{"Production": []any{subscription}}})
+	c, _, _ := newClient(t, newSigner(t, f.production, f.sandbox, nil))
+	requestInfo := map[string]any{"requestReferenceId": "7E3FB20B-4CDB-47CC-936D-99D65F608138"}
+
+	// Cancel: the changed transaction and its renewal info, verified, auto-renew now off.
+	call := map[string]any{"endpoint": "advanced_commerce_cancel_subscription", "transaction_id": "800001",
+		"body": map[string]any{"requestInfo": requestInfo, "storefront": "USA"}}
+	res, err := c.Do(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(transactionIDs(res.Transactions), []string{"800001"}) || len(res.RenewalInfo) != 1 ||
+		res.RenewalInfo[0].OriginalTransactionID != "800000" || res.RenewalInfo[0].AutoRenewStatus == nil ||
+		*res.RenewalInfo[0].AutoRenewStatus || res.Pages[0].SignedItems != 2 {
+		t.Fatalf("cancel: %s", res.Pages[0].Raw)
+	}
+	// A refund request answers with the transaction alone.
+	call = map[string]any{"endpoint": "advanced_commerce_request_refund", "transaction_id": "800001",
+		"body": map[string]any{"requestInfo": requestInfo, "refundRiskingPreference": true,
+			"items": []any{map[string]any{"SKU": "news", "refundReason": "LEGAL", "refundType": "FULL", "revoke": true}}}}
+	if res, err = c.Do(context.Background(), call); err != nil || len(res.Transactions) != 1 || len(res.RenewalInfo) != 0 {
+		t.Fatalf("refund: %v %+v", err, res)
+	}
+	s := f.finish(t)
+	if got := s.requests("Production"); !reflect.DeepEqual(got, []string{
+		"POST /advancedCommerce/v1/subscription/cancel/800001", "POST /advancedCommerce/v1/transaction/requestRefund/800001"}) {
+		t.Fatalf("production got %v", got)
+	}
+}
+
 func TestNotificationHistoryPages(t *testing.T) {
 	t.Parallel()
 	notification := func(kind, uuid, id string, minute int64) map[string]any {

@@ -212,6 +212,15 @@ do
     check(req.method == "PUT" and req.url == "https://api.storekit.apple.com/inApps/v2/transactions/consumption/5"
           and req.headers["Content-Type"] == "application/json" and cjson.decode(req.body).deliveryStatus == "DELIVERED",
           "consumption_info request from JSON text")
+    req = assert(signer:api_request({ endpoint = "advanced_commerce_request_refund", transaction_id = "5",
+        body = { requestInfo = { requestReferenceId = "7E3FB20B-4CDB-47CC-936D-99D65F608138" }, refundRiskingPreference = false,
+                 items = { { SKU = "news", refundReason = "OTHER", refundType = "PRORATED", revoke = false } } } }, now))
+    check(req.method == "POST" and req.url == "https://api.storekit.apple.com/advancedCommerce/v1/transaction/requestRefund/5"
+          and cjson.decode(req.body).requestInfo.requestReferenceId == "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+          "an Advanced Commerce call: " .. tostring(req.url))
+    local bad, bad_err = signer:api_request({ endpoint = "advanced_commerce_cancel_subscription", transaction_id = "5",
+        body = { requestInfo = { requestReferenceId = "7e3fb20b-4cdb-47cc-936d-99d65f608138" }, storefront = "us" } }, now)
+    check(bad == nil and tostring(bad_err):find("storefront", 1, true) ~= nil, "an Advanced Commerce body is checked")
     local tok = assert(signer:token(now))
     check(tok.issued_at_ms == 1700000000000 and tok.expires_at_ms == 1700000300000 and select(2, tok.token:gsub("%.", "")) == 2,
           "token()")

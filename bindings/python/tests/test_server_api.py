@@ -215,13 +215,26 @@ ENDPOINTS = [
     ("delete_realtime_url", {}, None, "DELETE", "/inApps/v1/messaging/realtime/url"),
     ("initiate_performance_test", {}, {"originalTransactionId": "5"}, "POST", "/inApps/v1/messaging/performanceTest"),
     ("performance_test_result", {"request_id": "req-9"}, None, "GET", "/inApps/v1/messaging/performanceTest/result/req-9"),
-]
+] + [(f"advanced_commerce_{name}", {"transaction_id": "1"}, {"requestInfo": {"requestReferenceId": UUID}, **body},
+      "POST", f"/advancedCommerce/v1/{path}/1") for name, path, body in [
+    ("cancel_subscription", "subscription/cancel", {"storefront": "USA"}),
+    ("change_subscription_metadata", "subscription/changeMetadata",
+     {"descriptors": {"effective": "NEXT_BILL_CYCLE", "displayName": "News"}}),
+    ("change_subscription_price", "subscription/changePrice", {"items": [{"SKU": "news", "price": 4990}], "currency": "USD"}),
+    ("migrate_subscription", "subscription/migrate",
+     {"descriptors": {"description": "All news", "displayName": "News"}, "targetProductId": "com.example.news", "taxCode": "C003-00-1",
+      "items": [{"SKU": "news", "description": "Basic news", "displayName": "Basic"}]}),
+    ("revoke_subscription", "subscription/revoke", {"refundRiskingPreference": True, "refundType": "FULL", "refundReason": "LEGAL"}),
+    ("request_refund", "transaction/requestRefund",
+     {"refundRiskingPreference": False, "items": [{"SKU": "news", "refundReason": "OTHER", "refundType": "CUSTOM", "revoke": False,
+                                                   "refundAmount": 1000}]}),
+]]
 # A 1x1 PNG, the only body that is not JSON (upload_image).
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
 def test_the_table_covers_every_endpoint():
-    assert len({e[0] for e in ENDPOINTS} | {"upload_image"}) == 31
+    assert len({e[0] for e in ENDPOINTS} | {"upload_image"}) == 37
 
 
 def test_an_image_is_sent_as_its_bytes():
@@ -341,6 +354,35 @@ def test_subscription_statuses_agree(signer, verifier, fake):
     assert [s["apple_state"] for s in result.subscription_statuses] == ["active"]
     assert result.status_disagreements == []
     assert len(result.renewal_info) == 1
+
+
+def test_advanced_commerce_calls_against_the_fake(signer, verifier, fake):
+    add_subscription(fake, 2)
+    for name, body in [("cancel_subscription", {"storefront": "USA"}),
+                       ("change_subscription_price", {"items": [{"SKU": "news", "price": 4990}]}),
+                       ("revoke_subscription", {"refundRiskingPreference": True, "refundType": "PRORATED", "refundReason": "OTHER"})]:
+        call = {"endpoint": f"advanced_commerce_{name}", "transaction_id": "1001",
+                "body": {"requestInfo": {"requestReferenceId": UUID.upper()}, **body}}
+        status, _, answer = send(signer.api_request(call, now_ms=NOW), fake)
+        result = verifier.interpret_api_response(answer, endpoint=call["endpoint"], http_status=status, now_ms=NOW)
+        assert (status, result.verdict, result.action, result.raw["signed_items"]) == (200, "valid", "accept", 2), result.reason
+        assert [t["transaction_id"] for t in result.transactions] == ["1001"]
+        assert [r["original_transaction_id"] for r in result.renewal_info] == ["5000"]
+        assert result.renewal_info[0]["auto_renew_status"] is False   # the cancel turned it off, and it stays off
+    assert result.transactions[0]["cancellation_date_ms"] is not None    # the revoke: Apple's revocationDate
+    assert [(a[1], a[3]["requestInfo"]) for a in fake.advanced_commerce][:1] == [("subscription/cancel", {"requestReferenceId": UUID})]
+    # A refund answers with the transaction alone; an unknown id is Apple's 4040010.
+    call = {"endpoint": "advanced_commerce_request_refund", "transaction_id": "1000",
+            "body": {"requestInfo": {"requestReferenceId": UUID}, "refundRiskingPreference": False,
+                     "items": [{"SKU": "news", "refundReason": "LEGAL", "refundType": "FULL", "revoke": True}]}}
+    status, _, answer = send(signer.api_request(call, now_ms=NOW), fake)
+    result = verifier.interpret_api_response(answer, endpoint=call["endpoint"], http_status=status, now_ms=NOW)
+    assert (result.verdict, result.raw["signed_items"], result.renewal_info) == ("valid", 1, [])
+    status, _, answer = send(signer.api_request({**call, "transaction_id": "9"}, now_ms=NOW), fake)
+    result = verifier.interpret_api_response(answer, endpoint=call["endpoint"], http_status=status, now_ms=NOW)
+    assert (status, result.action) == (404, "retry_sandbox")
+    with pytest.raises(iapverify.InvalidArgumentError, match="storefront"):
+        signer.api_request({**call, "body": {**call["body"], "storefront": "us"}}, now_ms=NOW)
 
 
 def test_rate_limit_then_success(signer, verifier, fake):
