@@ -290,6 +290,17 @@ calls = {
     "wrong_param": {"endpoint": "test_notification", "transaction_id": "1"},
     "query_repeated_paging": {"endpoint": "transaction_history", "transaction_id": "1", "query": {"revision": "x"}},
     "bad_body_type": {"endpoint": "consumption_info", "transaction_id": "1", "body": [1]},
+    "ac_migrate": {"endpoint": "advanced_commerce_migrate_subscription", "transaction_id": "1000",
+                   "body": {"requestInfo": {"requestReferenceId": "7E3FB20B-4CDB-47CC-936D-99D65F608138", "consistencyToken": "c"},
+                            "descriptors": {"description": "All news", "displayName": "News"},
+                            "items": [{"SKU": "news", "description": "Basic", "displayName": "Basic"}],
+                            "renewalItems": [{"SKU": "news.plus", "description": "Plus", "displayName": "Plus"}],
+                            "targetProductId": "pro.monthly", "taxCode": "C003-00-1", "storefront": "USA"}},
+    "ac_refund": {"endpoint": "advanced_commerce_request_refund", "transaction_id": "1000",
+                  "body": {"requestInfo": {"requestReferenceId": "7e3fb20b-4cdb-47cc-936d-99d65f608138"},
+                           "refundRiskingPreference": True, "currency": "EUR",
+                           "items": [{"SKU": "news", "refundReason": "OTHER", "refundType": "CUSTOM", "revoke": False,
+                                      "refundAmount": 1500}, {"SKU": "x", "refundReason": "LEGAL", "refundType": "FULL", "revoke": True}]}},
 }
 apicall = {name: json.dumps(c, separators=(",", ":")).encode() for name, c in calls.items()}
 apicall["garbage"] = b"{\"endpoint\":\"transaction_info\",\"transaction_id\":\"\\u0000\\ud800\"}"
