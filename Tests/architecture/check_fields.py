@@ -7,8 +7,11 @@ always or only when present), the verdicts, the actions and the environments. Th
 them, name for name, in both directions:
 
   - Python: the record classes and enums (bindings/python/src/iapverify/records.py, enums.py);
-  - Go: the constants and the struct tags (bindings/go/constants.go, serverapi.go);
-  - the JSON Schemas (docs/schema/*.schema.json).
+  - Go: the constants and the struct tags (bindings/go/constants.go, serverapi.go).
+
+The JSON Schemas, the docs tables and the bindings' other records and options are generated from or
+checked against the whole description (`iapverify fields --json`'s objects, options and config) by
+scripts/surface.py, which `make cli-test` runs next.
 
 The core's output is the truth: a difference names the file to change. A new field is added to the
 core's table, then to each file this script names.
@@ -157,91 +160,6 @@ def check_go(core: dict[str, Any]) -> None:
     differ("ServerEnvironment constants", where, set(core["server_environments"]), go_constants(constants, "ServerEnvironment"))
 
 
-# -- the JSON Schemas ----------------------------------------------------------------------------
-
-SCHEMA_TYPES = {"string": {"string"}, "integer": {"integer"}, "date_ms": {"integer"}, "boolean": {"boolean"},
-                "string_array": {"array"}, "array": {"array"}, "object": {"object"}}
-
-
-def schema_types(prop: dict[str, Any], defs: dict[str, Any]) -> set[str]:
-    """The JSON types a property allows, null aside (empty when it does not say)."""
-    if "$ref" in prop:
-        prop = {**defs[prop["$ref"].split("/")[-1]], **{k: v for k, v in prop.items() if k != "$ref"}}
-    kinds = prop.get("type", [])
-    found = set(kinds if isinstance(kinds, list) else [kinds])
-    for option in prop.get("anyOf", []) + prop.get("oneOf", []):
-        found |= schema_types(option, defs)
-    return found - {"null"}
-
-
-def check_schema_record(where: str, what: str, schema: dict[str, Any], fields: list[dict[str, Any]],
-                        always: set[str], defs: dict[str, Any]) -> None:
-    props = schema.get("properties", {})
-    differ(f"{what} properties", where, names(fields), set(props))
-    differ(f"{what} required (the members written always)", where, always, set(schema.get("required", [])))
-    for f in fields:
-        if f["name"] in props:
-            found = schema_types(props[f["name"]], defs)
-            if found and found != SCHEMA_TYPES[f["type"]]:
-                problems.append(f"{where}: {what}.{f['name']}: type {sorted(found)}, the core writes {f['type']}")
-        if f.get("fields") and f["name"] in props:
-            differ(f"{what}.{f['name']} properties", where, names(f["fields"]), set(props[f["name"]].get("properties", {})))
-
-
-def enums_under(node: Any, key: str, out: set[str]) -> set[str]:
-    """Every string of every `enum` found under a property named `key`, anywhere in `node`."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == key and isinstance(v, dict):
-                out |= {e for e in _enum_values(v) if isinstance(e, str)}
-            enums_under(v, key, out)
-    elif isinstance(node, list):
-        for v in node:
-            enums_under(v, key, out)
-    return out
-
-
-def _enum_values(node: Any) -> list[Any]:
-    values: list[Any] = []
-    if isinstance(node, dict):
-        values += node.get("enum", [])
-        for option in node.get("anyOf", []) + node.get("oneOf", []):
-            values += _enum_values(option)
-    return values
-
-
-def check_schemas(core: dict[str, Any]) -> None:
-    common = json.loads((SCHEMA / "common.schema.json").read_text())
-    defs = common["$defs"]
-    rec = core["records"]
-    where = "docs/schema/common.schema.json"
-    receipt_only = [f for f in rec["receipt_in_app"] if f["name"] not in names(rec["transaction"])]
-    check_schema_record(where, "$defs.transaction", defs["transaction"], rec["transaction"] + receipt_only,
-                        names(rec["transaction"], "always"), defs)
-    check_schema_record(where, "$defs.renewalInfo", defs["renewalInfo"], rec["renewal_info"],
-                        names(rec["renewal_info"], "always"), defs)
-    differ("$defs.environment enum", where, set(core["environments"]), set(_enum_values(defs["environment"])) - {None})
-    differ("$defs.serverEnvironment enum", where, set(core["server_environments"]), set(_enum_values(defs["serverEnvironment"])))
-
-    results = {p.name: json.loads(p.read_text()) for p in sorted(SCHEMA.glob("*-result.schema.json"))}
-    verdicts: set[str] = set()
-    actions: set[str] = set()
-    for doc in results.values():
-        verdicts |= enums_under(doc, "verdict", set())
-        actions |= enums_under(doc, "action", set())
-    differ("the verdict enums of docs/schema/*-result.schema.json, together", "docs/schema",
-           set(core["verdicts"]) | set(core["inspect_verdicts"]), verdicts)
-    differ("the action enums of docs/schema/*-result.schema.json, together", "docs/schema",
-           set(core["actions"]) | set(core["notification_actions"]) | set(core["realtime_actions"]), actions)
-    states = enums_under(common, "state", set())
-    effects: set[str] = set()
-    for doc in results.values():
-        states |= enums_under(doc, "state", set())
-        effects |= enums_under(doc, "effect", set())
-    differ("the entitlement state enums of docs/schema", "docs/schema", set(core["entitlement_states"]), states)
-    differ("the notification effect enums of docs/schema", "docs/schema", set(core["notification_effects"]), effects)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", default=str(ROOT / "build" / "bin" / "iapverify"), help="the iapverify CLI (default: build/bin)")
@@ -249,7 +167,6 @@ def main() -> int:
     core = core_fields(args.bin)
     check_python(core)
     check_go(core)
-    check_schemas(core)
     if problems:
         print("check_fields: the bindings and schemas differ from `iapverify fields --json` (the core is right):")
         for p in problems:
@@ -258,7 +175,7 @@ def main() -> int:
     counts = ", ".join(f"{k} {len(v)}" for k, v in core["records"].items())
     print(f"check_fields: ok (records: {counts}; {len(core['verdicts'])} verdicts, "
           f"{len(core['actions']) + len(core['notification_actions']) + len(core['realtime_actions'])} actions, "
-          f"{len(core['environments'])} environments) in Python, Go and docs/schema")
+          f"{len(core['environments'])} environments) in Python and Go")
     return 0
 
 
