@@ -3,7 +3,7 @@
 
 extension EntitlementEngine {
     /// One record per transaction id, chosen without regard to input order.
-    static func deduplicated(_ input: consuming [Transaction]) -> [Transaction] {
+    static func deduplicated(_ input: consuming [Transaction], nowMs: Int64) -> [Transaction] {
         // Worked in place: the list is the caller's to give up, so records are moved, never copied.
         var items = input
         // A few purchases (most receipts): compared pairwise; up to a few hundred: ordered by id
@@ -25,7 +25,7 @@ extension EntitlementEngine {
                 chosen.append(i)
             } else {
                 duplicates = true
-                if Transaction.prefersSecond(items[chosen[k]], items[i]) { chosen[k] = i }
+                if Transaction.prefersSecond(items[chosen[k]], items[i], nowMs: nowMs) { chosen[k] = i }
             }
         }
         if duplicates {
@@ -88,9 +88,10 @@ extension EntitlementEngine {
     }
 
     /// True when renewal `b` wins over `a` for their chain (read by index, never copied).
-    static func renewalPrefersSecond(_ all: [RenewalInfo], _ a: Int, _ b: Int) -> Bool {
+    static func renewalPrefersSecond(_ all: [RenewalInfo], _ a: Int, _ b: Int, nowMs: Int64) -> Bool {
         // The later signed statement is Apple's current word; unsigned ones fail closed.
-        if let x = all[a].commerce.signedDateMs, let y = all[b].commerce.signedDateMs, x != y { return !(x > y) }
+        if let x = SignedDates.orderable(all[a].commerce.signedDateMs, nowMs: nowMs),
+           let y = SignedDates.orderable(all[b].commerce.signedDateMs, nowMs: nowMs), x != y { return !(x > y) }
         // Fail closed: billing retry and "will not renew" win over their opposites.
         if all[a].isInBillingRetryPeriod != all[b].isInBillingRetryPeriod { return all[a].isInBillingRetryPeriod != true }
         if all[a].autoRenewStatus != all[b].autoRenewStatus { return all[a].autoRenewStatus != false }

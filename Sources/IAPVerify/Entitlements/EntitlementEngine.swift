@@ -11,7 +11,7 @@ package enum EntitlementEngine {
     package static func evaluate(transactions input: consuming [Transaction], renewals: [RenewalInfo],
                                 catalog: [String: ProductRule]?, grace: GracePeriodPolicy, nowMs: Int64,
                                 delivered: [String] = [], orders: [PendingOrder] = []) -> EntitlementReport {
-        let transactions = deduplicated(consume input)
+        let transactions = deduplicated(consume input, nowMs: nowMs)
         let index = PurchaseIndex(transactions, renewals: renewals, catalog: catalog, nowMs: nowMs)
         // The report's parts are locals put together once at the end, so no list is shared with a
         // report under construction.

@@ -23,7 +23,7 @@ struct PurchaseIndex {
         ruleOfProduct = catalog.map { c in products.names.map { c[$0].map(RuleFacts.init) } }
             ?? EntitlementEngine.inferredRules(transactions, keys, products)
         for i in keys.indices { keys[i].type = ruleOfProduct[keys[i].product]?.type }
-        attachRenewals(renewals)
+        attachRenewals(renewals, nowMs: nowMs)
         groupByProduct()
         findChainHeads(transactions, nowMs: nowMs)
     }
@@ -39,11 +39,11 @@ struct PurchaseIndex {
     }
 
     /// Each chain's preferred renewal info, read by index (no RenewalInfo is copied).
-    private mutating func attachRenewals(_ renewals: [RenewalInfo]) {
+    private mutating func attachRenewals(_ renewals: [RenewalInfo], nowMs: Int64) {
         for k in renewals.indices {
             let chain = chains.id(IDText(renewals[k].originalTransactionID))
             let old = chains[value: chain].renewal
-            if old < 0 || EntitlementEngine.renewalPrefersSecond(renewals, old, k) { chains[value: chain].renewal = k }
+            if old < 0 || EntitlementEngine.renewalPrefersSecond(renewals, old, k, nowMs: nowMs) { chains[value: chain].renewal = k }
         }
     }
 

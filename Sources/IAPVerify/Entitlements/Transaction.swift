@@ -166,10 +166,12 @@ extension Transaction {
     /// When two records share a transaction id, the one that revokes or reaches further wins,
     /// so the choice never depends on input order and never grants more than either record.
     /// True when `b` wins over `a`.
-    static func prefersSecond(_ a: Transaction, _ b: Transaction) -> Bool {
+    static func prefersSecond(_ a: Transaction, _ b: Transaction, nowMs: Int64) -> Bool {
         // Two statements Apple signed at different times: the later one is Apple's current word
         // (a refund reversed, a renewal date extended). Unsigned records fall to the rules below.
-        if let x = a.signedDateMs, let y = b.signedDateMs, x != y { return y > x }
+        // A date after now (a clock fault) orders nothing (SignedDates).
+        if let x = SignedDates.orderable(a.signedDateMs, nowMs: nowMs), let y = SignedDates.orderable(b.signedDateMs, nowMs: nowMs),
+           x != y { return y > x }
         switch (a.cancellationDateMs, b.cancellationDateMs) {
         case (let x?, let y?): if x != y { return y < x }
         case (.some, nil): return false
@@ -184,5 +186,19 @@ extension Transaction {
         case (nil, nil): break
         }
         return !((a.ownershipType ?? "") >= (b.ownershipType ?? ""))
+    }
+}
+
+/// The one rule for a signed date after now, for every kind of token: Apple's clock or the host's
+/// is wrong, so the date orders nothing. It never makes a later genuine statement stale, never
+/// wins over one, and a host's stored "last applied" date beyond it is ignored.
+enum SignedDates {
+    /// How far after `now_ms` a signed date may be (clocks differ) and still order statements.
+    static let futureSkewMs: Int64 = 300_000
+
+    /// The date, when it may order statements at `nowMs`; nil when it is later than now plus the skew.
+    @inline(__always) static func orderable(_ ms: Int64?, nowMs: Int64) -> Int64? {
+        guard let ms, ms <= nowMs &+ futureSkewMs else { return nil }
+        return ms
     }
 }

@@ -25,9 +25,10 @@ struct JWSChecker: Checker {
             var applied = n
             if let uuid = n.uuid, options.seenNotificationUUIDs.contains(uuid) {
                 applied.action = .ignoreDuplicate
-            } else if let last = options.lastSignedDateMs, last <= nowMs + Self.futureSkewMs, let signed = n.signedDateMs, signed < last {
-                // A last date after now (a notification Apple dated in the future, kept by the
-                // host) orders nothing: a genuine later event is never made stale by it.
+            } else if let last = SignedDates.orderable(options.lastSignedDateMs, nowMs: nowMs),
+                      let signed = SignedDates.orderable(n.signedDateMs, nowMs: nowMs), signed < last {
+                // A date after now (a notification Apple dated in the future, kept by the host as
+                // its last) orders nothing: a genuine later event is never made stale by it.
                 applied.action = .ignoreStale
             } else if n.effect == .unknown {
                 applied.action = .recordOnly
@@ -46,10 +47,6 @@ struct JWSChecker: Checker {
         }
         return report
     }
-
-    /// How far after `now_ms` a signed date may be (clocks differ) and still order events
-    /// (docs/storekit2.md).
-    static let futureSkewMs: Int64 = 300_000
 
     /// One signed object. `expect` is the kind a nested token must have (when it has one).
     /// Only the facts are read before the token is trusted; its records are built after the

@@ -10,7 +10,7 @@ final class DeduplicationTests: XCTestCase {
     private func oracle(_ input: [Transaction]) -> [Transaction] {
         var best: [String: Transaction] = [:]
         for t in input {
-            if let b = best[t.transactionID] { if Transaction.prefersSecond(b, t) { best[t.transactionID] = t } } else { best[t.transactionID] = t }
+            if let b = best[t.transactionID] { if Transaction.prefersSecond(b, t, nowMs: 0) { best[t.transactionID] = t } } else { best[t.transactionID] = t }
         }
         return best.values.sorted { a, b in
             let pa = a.purchaseDateMs ?? Int64.min, pb = b.purchaseDateMs ?? Int64.min
@@ -49,9 +49,9 @@ final class DeduplicationTests: XCTestCase {
                     ids.insert(id)
                 }
                 if ids.count < list.count { repeated += 1 }
-                let got = EntitlementEngine.deduplicated(list)
+                let got = EntitlementEngine.deduplicated(list, nowMs: 0)
                 XCTAssertEqual(got, oracle(list), "length \(length), round \(round)")
-                XCTAssertEqual(EntitlementEngine.deduplicated(list.reversed()), oracle(list.reversed()), "reversed, length \(length), round \(round)")
+                XCTAssertEqual(EntitlementEngine.deduplicated(list.reversed(), nowMs: 0), oracle(list.reversed()), "reversed, length \(length), round \(round)")
             }
         }
         XCTAssertGreaterThan(repeated, 500)

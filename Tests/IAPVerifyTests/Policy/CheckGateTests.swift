@@ -25,7 +25,8 @@ final class CheckGateTests: XCTestCase {
         XCTAssertTrue(gate.judgement.isUndecided)
         gate.mark(.second, .notChecked)
         XCTAssertTrue(gate.pass("every check ran"))
-        XCTAssertEqual(gate.judgement, Judgement(.valid, "every check ran"))
+        XCTAssertEqual(gate.judgement, Judgement(.valid, "every check ran (bundle id not checked: the config accepts any app)"),
+                       "a check deliberately not performed is said in the reason")
     }
 
     func testAFailedCheckIsNeverValidWhateverRunsAfterIt() {
