@@ -556,6 +556,17 @@ PY_CLASSES: list[dict[str, Any]] = [
     # payload was decoded holds only its total part (docs/results.md#the-receipt-member).
     {"file": "results.py", "class": "Receipt", "object": ["receipt", "response_receipt"], "partial_ok": True},
     {"file": "results.py", "class": "EntitlementItem", "object": "entitlement_item"},
+    # The result classes: `valid`, `raw` and `json` are the binding's own (the verdict check, the
+    # decoded and the raw document); Result is what receipt and entitlements results give.
+    {"file": "results.py", "class": "Result", "object": ["receipt_result", "entitlements_result"],
+     "not_members": {"valid", "raw", "json"}},
+    # The subclasses inherit `receipt`, `revocation` and `checks`, None or empty where their
+    # document has no such member (docs/python.md).
+    {"file": "results.py", "class": "ResponseResult", "object": "response_result",
+     "not_members": {"valid", "raw", "json", "revocation", "checks"}},
+    {"file": "results.py", "class": "JWSResult", "object": "jws_result", "not_members": {"valid", "raw", "json", "receipt", "checks"}},
+    {"file": "results.py", "class": "APIResult", "object": "api_response_result",
+     "not_members": {"valid", "raw", "json", "receipt", "checks"}},
     {"file": "results.py", "class": "RealtimeRequest", "object": "realtime_request"},
 ]
 
@@ -659,6 +670,30 @@ def check_python(desc: Description) -> None:
             apple = m.get("apple_name")
             if apple and apple != name and apple not in py_aliases(classes[spec["class"]]):
                 problem(where, f"{spec['class']} lacks the camelCase alias {apple} of `{name}`")
+
+
+def check_python_options(desc: Description) -> None:
+    """Every keyword argument of a Verifier method that is not the input, now_ms or options is an
+    option key of the method's entry point (iapv_<method>): the dict ``options`` carries every key."""
+    if not desc.entry_points:
+        return
+    where = "bindings/python/src/iapverify/__init__.py"
+    tree = ast.parse((PY / "__init__.py").read_text())
+    verifier = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Verifier"), None)
+    if verifier is None:
+        problem(where, "class Verifier is missing")
+        return
+    methods = {n.name: n for n in verifier.body if isinstance(n, ast.FunctionDef)}
+    for ep in desc.entry_points:
+        method = methods.get(ep.removeprefix("iapv_"))
+        if method is None:
+            problem(where, f"Verifier has no method {ep.removeprefix('iapv_')} for {ep}")
+            continue
+        if not any(a.arg == "options" for a in method.args.kwonlyargs):
+            problem(f"{where}:{method.lineno}", f"Verifier.{method.name} takes no options= (every key of {ep} must reach the library)")
+        for a in method.args.kwonlyargs:
+            if a.arg not in ("now_ms", "options") and a.arg not in desc.entry_points[ep]:
+                problem(f"{where}:{method.lineno}", f"Verifier.{method.name}({a.arg}=...) is no option key of {ep}: rename it")
 
 
 # -- Go --------------------------------------------------------------------------------------------
@@ -946,6 +981,7 @@ def main() -> int:
     every_object_shown(desc, shown)
     schemas(desc, args.write)
     check_python(desc)
+    check_python_options(desc)
     check_go(desc)
     check_lua(desc)
     check_ctypes()

@@ -308,7 +308,7 @@ def test_apple_names_are_the_documented_ones() -> None:
                                      "signedDate": "signed_date_ms"}
     assert found["AppTransaction"]["appAppleId"] == "app_apple_id" and "environment" not in found["AppTransaction"]
     assert found["SubscriptionStatus"]["status"] == "apple_status"
-    assert sum(len(v) for v in found.values()) == 64
+    assert sum(len(v) for v in found.values()) == 69
     # Members only /verifyReceipt has, and the receipt-only ones, have no Apple name.
     assert not {"is_trial_period", "price_consent_status", "product_type", "unknown_attributes"} & {
         f for names in found.values() for f in names.values()}

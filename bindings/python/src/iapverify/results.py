@@ -202,10 +202,11 @@ if TYPE_CHECKING:
     _RealtimeRequest = RealtimeRequest
     _CatalogConflict = CatalogConflict
     _EntitlementItem = EntitlementItem
+    _Certificate = Certificate
 else:
     # At run time a field's hint is what its value is, a plain dict: isinstance() refuses a
     # TypedDict, and code that checks values against the hints (typing.get_type_hints) uses it.
-    _Evidence = _Receipt = _UnsignedFields = _RealtimeRequest = _CatalogConflict = _EntitlementItem = dict
+    _Evidence = _Receipt = _UnsignedFields = _RealtimeRequest = _CatalogConflict = _EntitlementItem = _Certificate = dict
 
 
 @dataclass(frozen=True)
@@ -340,6 +341,9 @@ class Result:
     revocation: Optional[Revocation] = None
     # Catalog entries whose type contradicts the type Apple signed: {product_id, catalog_type, signed_type}.
     catalog_conflicts: list[_CatalogConflict] = field(default_factory=list)
+    # Receipt results: each check's outcome (structure, algorithm, ... age -> ok, failed, skipped,
+    # not_checked or not_run); empty for the others.
+    checks: dict[str, str] = field(default_factory=dict)
     # How each field is built from the decoded JSON (set for each result class below).
     _BUILD: ClassVar[dict[str, Callable[[dict[str, Any]], Any]]] = {}
 
@@ -398,6 +402,13 @@ class JWSResult(Result):
     renewal_info: Optional[RenewalInfo] = None
     notification: Optional[Notification] = None
     signed_date_ms: Optional[int] = None
+    trusted: bool = False                      # true only when the verdict is valid
+    bundle_id: Optional[str] = None            # the payload's bundleId
+    validated_at_ms: Optional[int] = None      # the instant the chain was validated at
+    chain: list[_Certificate] = field(default_factory=list)   # the validated certificates, leaf first
+    app_account_token: Optional[str] = None    # a transaction's appAccountToken
+    product_type: Optional[str] = None         # a transaction's type, as Apple wrote it
+    payload: Optional[dict[str, Any]] = None   # the decoded payload exactly as signed (Apple's names)
     #: A Retention Messaging realtime request (``kind == "realtime_request"``): its
     #: ``original_transaction_id``, ``product_id``, ``user_locale``, ``request_identifier``,
     #: ``app_apple_id``, ``signed_date_ms`` and ``action`` (respond, ignore_duplicate,
@@ -451,6 +462,9 @@ class APIResult(Result):
     subscription_statuses: list[SubscriptionStatus] = field(default_factory=list)
     status_disagreements: list[SubscriptionStatus] = field(default_factory=list)
     unsigned: Optional[_UnsignedFields] = None
+    trusted: bool = False                      # true only when the verdict is valid
+    signed_items: int = 0                      # how many signed items of the answer were verified
+    order_status: Optional[int] = None         # order_lookup: Apple's status (0 valid, 1 invalid)
     # The old spellings the options used (e.g. "environment": "sandbox"), each with what to write instead.
     deprecations: list[str] = field(default_factory=list)
 
@@ -620,6 +634,7 @@ _COMMON: _Build = {
     "intro_eligible": lambda d: dict(d.get("intro_eligible", {})),
     "receipt": lambda d: d.get("receipt"),
     "revocation": lambda d: Revocation.from_dict(_revocation_of(d)),
+    "checks": lambda d: dict(d.get("checks") or {}),
 }
 _ACTION: _Build = {
     "action": lambda d: known(Action, d.get("action", "reject")),
@@ -641,6 +656,13 @@ JWSResult._BUILD = {
     "notification": lambda d: Notification.maybe(d.get("notification")),
     "signed_date_ms": lambda d: d.get("signed_date_ms"),
     "realtime_request": lambda d: d.get("realtime_request"),
+    "trusted": lambda d: d.get("trusted") is True,
+    "bundle_id": lambda d: d.get("bundle_id"),
+    "validated_at_ms": lambda d: d.get("validated_at_ms"),
+    "chain": lambda d: list(d.get("chain") or []),
+    "app_account_token": lambda d: d.get("app_account_token"),
+    "product_type": lambda d: d.get("product_type"),
+    "payload": lambda d: d.get("payload"),
 }
 APIResult._BUILD = {
     **_COMMON, **_ACTION,
@@ -657,6 +679,9 @@ APIResult._BUILD = {
     "subscription_statuses": lambda d: _records(SubscriptionStatus, d.get("subscription_statuses")),
     "status_disagreements": lambda d: _records(SubscriptionStatus, d.get("status_disagreements")),
     "unsigned": lambda d: d.get("unsigned"),
+    "trusted": lambda d: d.get("trusted") is True,
+    "signed_items": lambda d: d.get("signed_items") or 0,
+    "order_status": lambda d: d.get("order_status"),
 }
 
 
