@@ -228,6 +228,9 @@ func TestInAppHasOneShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.Checks["signature"] != "ok" || len(r.Checks) != 12 {
+		t.Fatalf("receipt checks: %v", r.Checks)
+	}
 	fromReceipt, err := r.InApp()
 	if err != nil || len(fromReceipt) == 0 || fromReceipt[0].TransactionID == "" || fromReceipt[0].Quantity < 1 ||
 		fromReceipt[0].IsUpgraded == nil || *fromReceipt[0].IsUpgraded {

@@ -1,6 +1,7 @@
 package iapverify
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,12 @@ func TestJWSKindOption(t *testing.T) {
 	tr, err := r.JWSTransaction()
 	if err != nil || !r.Valid || r.Kind != KindTransaction || tr == nil {
 		t.Fatalf("transaction: %+v %v %s", tr, err, r.JSON)
+	}
+	if !r.Trusted || len(r.Chain) != 3 || r.Chain[0].SHA256 == "" || r.Chain[0].NotAfterMs <= r.Chain[0].NotBeforeMs ||
+		r.BundleID == nil || *r.BundleID != "com.example.fake" || r.SignedDateMs == nil || *r.SignedDateMs != signedMs ||
+		r.ValidatedAtMs == nil || r.ProductType == nil || *r.ProductType != "Auto-Renewable Subscription" ||
+		!strings.Contains(string(r.Payload), `"transactionId":"1001"`) || r.Checks != nil {
+		t.Fatalf("the JWS result's own members: %s", r.JSON)
 	}
 	if tr.TransactionID != "1001" || tr.ProductID != "pro.monthly" || *tr.OriginalTransactionID != "1000" ||
 		*tr.SignedDateMs != signedMs || *tr.BundleID != "com.example.fake" || *tr.Environment != "Production" {

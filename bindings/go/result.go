@@ -27,11 +27,24 @@ type Result struct {
 	// CatalogConflicts lists catalog entries whose type contradicts the type Apple signed.
 	CatalogConflicts []CatalogConflict `json:"catalog_conflicts"`
 	IntroEligible    map[string]bool   `json:"intro_eligible"`
-	Kind             JWSKind           `json:"kind,omitempty"`             // JWS only
-	Transaction      json.RawMessage   `json:"transaction,omitempty"`      // JWS only: Result.JWSTransaction reads it
-	RenewalInfo      json.RawMessage   `json:"renewal_info,omitempty"`     // JWS only: Result.JWSRenewalInfo reads it
-	Notification     json.RawMessage   `json:"notification,omitempty"`     // JWS only: Result.JWSNotification reads it
-	RealtimeRequest  json.RawMessage   `json:"realtime_request,omitempty"` // JWS only: Result.JWSRealtimeRequest reads it
+	// Checks (receipts only) is each check's outcome: "structure" ... "age" -> ok, failed,
+	// skipped, not_checked or not_run (docs/receipts.md).
+	Checks map[string]string `json:"checks"`
+	// The JWS result's own members (JWS only): Trusted is true only when the verdict is valid;
+	// Chain the validated certificates, leaf first; Payload the decoded payload exactly as signed.
+	Trusted         bool            `json:"trusted,omitempty"`
+	BundleID        *string         `json:"bundle_id,omitempty"`
+	SignedDateMs    *int64          `json:"signed_date_ms,omitempty"`
+	ValidatedAtMs   *int64          `json:"validated_at_ms,omitempty"`
+	Chain           []Certificate   `json:"chain,omitempty"`
+	AppAccountToken *string         `json:"app_account_token,omitempty"` // a transaction's appAccountToken
+	ProductType     *string         `json:"product_type,omitempty"`      // a transaction's type, as Apple wrote it
+	Payload         json.RawMessage `json:"payload,omitempty"`
+	Kind            JWSKind         `json:"kind,omitempty"`             // JWS only ("" when null)
+	Transaction     json.RawMessage `json:"transaction,omitempty"`      // JWS only: Result.JWSTransaction reads it
+	RenewalInfo     json.RawMessage `json:"renewal_info,omitempty"`     // JWS only: Result.JWSRenewalInfo reads it
+	Notification    json.RawMessage `json:"notification,omitempty"`     // JWS only: Result.JWSNotification reads it
+	RealtimeRequest json.RawMessage `json:"realtime_request,omitempty"` // JWS only: Result.JWSRealtimeRequest reads it
 	// Revocation is the signing certificate's OCSP facts: a JWS result's "revocation", a receipt
 	// result's "receipt.signing.revocation". Nil until the chain verified.
 	Revocation *Revocation `json:"revocation,omitempty"`
@@ -50,6 +63,14 @@ type Revocation struct {
 	// Request is the DER OCSPRequest (the result carries it in base64). POST it to ResponderURL
 	// with Content-Type application/ocsp-request and pass the answer in Options.OCSPResponses.
 	Request []byte `json:"request"`
+}
+
+// Certificate is one certificate of a verified chain.
+type Certificate struct {
+	Subject     string `json:"subject"`       // comma-separated attributes, in the certificate's order
+	NotBeforeMs int64  `json:"not_before_ms"` // start of the validity period
+	NotAfterMs  int64  `json:"not_after_ms"`  // end of the validity period
+	SHA256      string `json:"sha256"`        // SHA-256 of the DER, 64 upper-case hex digits
 }
 
 // HTTPRequest is the POST of Request to ResponderURL, ready for an http.Client.

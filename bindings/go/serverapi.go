@@ -360,7 +360,9 @@ type APIResult struct {
 	UnknownProducts      []string             `json:"unknown_products"`
 	CatalogConflicts     []CatalogConflict    `json:"catalog_conflicts"`
 	IntroEligible        map[string]bool      `json:"intro_eligible"`
-	Raw                  []byte               `json:"-"`
+	// Revocation is the revocation facts of the first signed item (or of the refused one); nil until one verified.
+	Revocation *Revocation `json:"revocation"`
+	Raw        []byte      `json:"-"`
 }
 
 // RetryAfter is RetryAfterMs as a duration; 0 when the result has none.
