@@ -166,14 +166,14 @@ extension AdvancedCommerceInfo {
 // The description of the `advanced_commerce` object (JSON/Surface.swift): `write` names its
 // members through these enums only.
 
-public enum AdvancedCommerceMember: SurfaceObject {
+package enum AdvancedCommerceMember: SurfaceObject {
     case requestReferenceID, period, displayName, description, taxCode, taxRate, estimatedTax, taxExclusivePrice
     case consistencyToken, items
 
-    public static let objectName: StaticString = "advanced_commerce"
-    public static let meaning: StaticString = "an Advanced Commerce purchase's own catalog: what the one App Store product sold (prices in milliunits of the record's currency)"
+    package static let objectName: StaticString = "advanced_commerce"
+    package static let meaning: StaticString = "an Advanced Commerce purchase's own catalog: what the one App Store product sold (prices in milliunits of the record's currency)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .requestReferenceID: MemberSpec("request_reference_id", .string, nullable: true, "the app's reference for the request")
         case .period: MemberSpec("period", .string, nullable: true, "the billing period, ISO 8601")
@@ -189,13 +189,13 @@ public enum AdvancedCommerceMember: SurfaceObject {
     }
 }
 
-public enum AdvancedCommerceItemMember: SurfaceObject {
+package enum AdvancedCommerceItemMember: SurfaceObject {
     case sku, displayName, description, price, offer, revocationDateMs, refunds, priceIncrease
 
-    public static let objectName: StaticString = "advanced_commerce_item"
-    public static let meaning: StaticString = "one item of an Advanced Commerce purchase"
+    package static let objectName: StaticString = "advanced_commerce_item"
+    package static let meaning: StaticString = "one item of an Advanced Commerce purchase"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .sku: MemberSpec("sku", .string, "the item's SKU")
         case .displayName: MemberSpec("display_name", .string, nullable: true, "the item's display name")
@@ -210,13 +210,13 @@ public enum AdvancedCommerceItemMember: SurfaceObject {
     }
 }
 
-public enum ItemOfferMember: SurfaceObject {
+package enum ItemOfferMember: SurfaceObject {
     case period, periodCount, price, reason
 
-    public static let objectName: StaticString = "advanced_commerce_offer"
-    public static let meaning: StaticString = "an Advanced Commerce item's offer"
+    package static let objectName: StaticString = "advanced_commerce_offer"
+    package static let meaning: StaticString = "an Advanced Commerce item's offer"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .period: MemberSpec("period", .string, nullable: true, "the offer's period, ISO 8601")
         case .periodCount: MemberSpec("period_count", .integer, nullable: true, "how many periods it lasts")
@@ -226,13 +226,13 @@ public enum ItemOfferMember: SurfaceObject {
     }
 }
 
-public enum ItemRefundMember: SurfaceObject {
+package enum ItemRefundMember: SurfaceObject {
     case amount, dateMs, reason, type
 
-    public static let objectName: StaticString = "advanced_commerce_refund"
-    public static let meaning: StaticString = "one refund of an Advanced Commerce item"
+    package static let objectName: StaticString = "advanced_commerce_refund"
+    package static let meaning: StaticString = "one refund of an Advanced Commerce item"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .amount: MemberSpec("amount", .integer, nullable: true, "the refunded amount, in milliunits")
         case .dateMs: MemberSpec("date_ms", .ms, nullable: true, "when it was refunded")
@@ -242,13 +242,13 @@ public enum ItemRefundMember: SurfaceObject {
     }
 }
 
-public enum ItemPriceIncreaseMember: SurfaceObject {
+package enum ItemPriceIncreaseMember: SurfaceObject {
     case status, price, dependentSKUs
 
-    public static let objectName: StaticString = "advanced_commerce_price_increase"
-    public static let meaning: StaticString = "a renewal item's price increase (Apple's priceIncreaseInfo)"
+    package static let objectName: StaticString = "advanced_commerce_price_increase"
+    package static let meaning: StaticString = "a renewal item's price increase (Apple's priceIncreaseInfo)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .status: MemberSpec("status", .string, nullable: true, "whether the customer has consented, as Apple wrote it")
         case .price: MemberSpec("price", .integer, nullable: true, "the new price, in milliunits")

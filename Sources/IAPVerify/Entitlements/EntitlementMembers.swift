@@ -11,13 +11,13 @@ extension Ownership: SurfaceWords {}
 extension ProductType: SurfaceWords {}
 
 /// The members every verdict document starts with.
-public enum ResultHeadMember: SurfaceObject {
+package enum ResultHeadMember: SurfaceObject {
     case verdict, reason
 
-    public static let objectName: StaticString = "result_head"
-    public static let meaning: StaticString = "the members every verdict document starts with"
+    package static let objectName: StaticString = "result_head"
+    package static let meaning: StaticString = "the members every verdict document starts with"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .verdict: MemberSpec("verdict", .string, values: .vocabulary(Verdict.self), "the answer (docs/verdicts.md); only valid grants anything")
         case .reason: MemberSpec("reason", .string, "one sentence for logs; its wording may change")
@@ -26,13 +26,13 @@ public enum ResultHeadMember: SurfaceObject {
 }
 
 /// The members every verdict document ends with: what it grants, empty unless it is valid.
-public enum GrantMember: SurfaceObject {
+package enum GrantMember: SurfaceObject {
     case entitlements, purchases, delivery, unknownProducts, catalogConflicts, introEligible
 
-    public static let objectName: StaticString = "grants"
-    public static let meaning: StaticString = "what a result grants: the members every verdict document ends with, empty unless valid"
+    package static let objectName: StaticString = "grants"
+    package static let meaning: StaticString = "what a result grants: the members every verdict document ends with, empty unless valid"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .entitlements: MemberSpec("entitlements", .array(.object(EntitlementMember.self)),
             "every entitlement id the catalog defines (or one per product without a catalog), active or not")
@@ -48,14 +48,14 @@ public enum GrantMember: SurfaceObject {
     }
 }
 
-public enum EntitlementMember: SurfaceObject {
+package enum EntitlementMember: SurfaceObject {
     case id, active, state, productID, originalTransactionID, transactionID, expiresDateMs, willRenew, renewsTo, period
     case ownership, expirationReason, cancellationReason, priceIncrease, revocationType, reason, evidence, items
 
-    public static let objectName: StaticString = "entitlement"
-    public static let meaning: StaticString = "one entitlement: whether to grant access now, and why"
+    package static let objectName: StaticString = "entitlement"
+    package static let meaning: StaticString = "one entitlement: whether to grant access now, and why"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .id: MemberSpec("id", .string, "the entitlement id (from the catalog's entitlements, else the product id)")
         case .active: MemberSpec("active", .boolean, "grant access when true: exactly for the states active, grace_period and owned")
@@ -86,13 +86,13 @@ public enum EntitlementMember: SurfaceObject {
     }
 }
 
-public enum EvidenceMember: SurfaceObject {
+package enum EvidenceMember: SurfaceObject {
     case rule, transactionID, candidates, offerType, offer, billing
 
-    public static let objectName: StaticString = "evidence"
-    public static let meaning: StaticString = "which rule of the engine decided an entitlement, from which transaction"
+    package static let objectName: StaticString = "evidence"
+    package static let meaning: StaticString = "which rule of the engine decided an entitlement, from which transaction"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .rule: MemberSpec("rule", .string, values: .vocabulary(EntitlementRule.self), "the engine's rule that decided")
         case .transactionID: MemberSpec("transaction_id", .string, nullable: true, "the deciding transaction")
@@ -107,13 +107,13 @@ public enum EvidenceMember: SurfaceObject {
     }
 }
 
-public enum BillingMember: SurfaceObject {
+package enum BillingMember: SurfaceObject {
     case planType, billingPeriodNumber, totalBillingPeriods, commitmentExpiresDateMs
 
-    public static let objectName: StaticString = "billing"
-    public static let meaning: StaticString = "a billing plan as the deciding transaction states it: monthly payments toward a commitment grant one paid month at a time"
+    package static let objectName: StaticString = "billing"
+    package static let meaning: StaticString = "a billing plan as the deciding transaction states it: monthly payments toward a commitment grant one paid month at a time"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .planType: MemberSpec("plan_type", .string, nullable: true, values: .open("BILLED_UPFRONT MONTHLY"), "Apple's billingPlanType")
         case .billingPeriodNumber: MemberSpec("billing_period_number", .integer, nullable: true, "which month of the commitment this is")
@@ -123,13 +123,13 @@ public enum BillingMember: SurfaceObject {
     }
 }
 
-public enum EntitlementItemMember: SurfaceObject {
+package enum EntitlementItemMember: SurfaceObject {
     case sku, active, revocationDateMs
 
-    public static let objectName: StaticString = "entitlement_item"
-    public static let meaning: StaticString = "one Advanced Commerce item of the deciding purchase"
+    package static let objectName: StaticString = "entitlement_item"
+    package static let meaning: StaticString = "one Advanced Commerce item of the deciding purchase"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .sku: MemberSpec("sku", .string, "the item's SKU")
         case .active: MemberSpec("active", .boolean, "grant the item: the entitlement is active and the item itself was not revoked")
@@ -138,13 +138,13 @@ public enum EntitlementItemMember: SurfaceObject {
     }
 }
 
-public enum PurchaseMember: SurfaceObject {
+package enum PurchaseMember: SurfaceObject {
     case transactionID, originalTransactionID, productID, type, quantity, purchaseDateMs, revoked
 
-    public static let objectName: StaticString = "purchase"
-    public static let meaning: StaticString = "one distinct transaction"
+    package static let objectName: StaticString = "purchase"
+    package static let meaning: StaticString = "one distinct transaction"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .transactionID: MemberSpec("transaction_id", .string, "the transaction")
         case .originalTransactionID: MemberSpec("original_transaction_id", .string, nullable: true, "its subscription chain")
@@ -158,13 +158,13 @@ public enum PurchaseMember: SurfaceObject {
     }
 }
 
-public enum DeliveryMember: SurfaceObject {
+package enum DeliveryMember: SurfaceObject {
     case toDeliver, toRevoke, orders
 
-    public static let objectName: StaticString = "delivery"
-    public static let meaning: StaticString = "the delivery plan: what to deliver, what to take back, which orders are paid (docs/entitlements.md)"
+    package static let objectName: StaticString = "delivery"
+    package static let meaning: StaticString = "the delivery plan: what to deliver, what to take back, which orders are paid (docs/entitlements.md)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .toDeliver: MemberSpec("to_deliver", .array(.object(DeliveryItemMember.self)), "purchases not yet delivered: deliver each once")
         case .toRevoke: MemberSpec("to_revoke", .array(.object(DeliveryItemMember.self)), "delivered purchases since refunded or revoked: take back")
@@ -173,13 +173,13 @@ public enum DeliveryMember: SurfaceObject {
     }
 }
 
-public enum DeliveryItemMember: SurfaceObject {
+package enum DeliveryItemMember: SurfaceObject {
     case transactionID, originalTransactionID, productID, quantity, purchaseDateMs
 
-    public static let objectName: StaticString = "delivery_item"
-    public static let meaning: StaticString = "a purchase to deliver or to take back"
+    package static let objectName: StaticString = "delivery_item"
+    package static let meaning: StaticString = "a purchase to deliver or to take back"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .transactionID: MemberSpec("transaction_id", .string, "the transaction: deliver (or take back) exactly once per id")
         case .originalTransactionID: MemberSpec("original_transaction_id", .string, nullable: true, "its subscription chain")
@@ -190,13 +190,13 @@ public enum DeliveryItemMember: SurfaceObject {
     }
 }
 
-public enum OrderMatchMember: SurfaceObject {
+package enum OrderMatchMember: SurfaceObject {
     case orderID, transactionID, status
 
-    public static let objectName: StaticString = "order_match"
-    public static let meaning: StaticString = "a pending order the host passed, and the purchase that pays it"
+    package static let objectName: StaticString = "order_match"
+    package static let meaning: StaticString = "a pending order the host passed, and the purchase that pays it"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .orderID: MemberSpec("order_id", .string, "the host's order id")
         case .transactionID: MemberSpec("transaction_id", .string, nullable: true, "the purchase that pays it, or null")
@@ -205,13 +205,13 @@ public enum OrderMatchMember: SurfaceObject {
     }
 }
 
-public enum CatalogConflictMember: SurfaceObject {
+package enum CatalogConflictMember: SurfaceObject {
     case productID, catalogType, signedType
 
-    public static let objectName: StaticString = "catalog_conflict"
-    public static let meaning: StaticString = "a catalog entry whose type contradicts the type Apple signed: fix the catalog"
+    package static let objectName: StaticString = "catalog_conflict"
+    package static let meaning: StaticString = "a catalog entry whose type contradicts the type Apple signed: fix the catalog"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .productID: MemberSpec("product_id", .string, "the product")
         case .catalogType: MemberSpec("catalog_type", .string, values: .vocabulary(ProductType.self), "the catalog's type (used)")
@@ -221,13 +221,13 @@ public enum CatalogConflictMember: SurfaceObject {
 }
 
 /// A pending order a host passes in `orders` (an input: the options).
-public enum PendingOrderMember: SurfaceObject {
+package enum PendingOrderMember: SurfaceObject {
     case orderID, productID, createdMs
 
-    public static let objectName: StaticString = "pending_order"
-    public static let meaning: StaticString = "an order the host made before the purchase, to be matched with the purchase that pays it"
+    package static let objectName: StaticString = "pending_order"
+    package static let meaning: StaticString = "an order the host made before the purchase, to be matched with the purchase that pays it"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .orderID: MemberSpec("order_id", .string, "the host's order id")
         case .productID: MemberSpec("product_id", .string, "the product ordered")

@@ -37,31 +37,31 @@ extension RecordTable {
     var nestedMemberSpecs: [MemberSpec] { allSpecs.filter(\.nested).map(\.memberSpec) }
 }
 
-public enum TransactionDescription: SurfaceDescribed {
-    public static let objectName: StaticString = "transaction"
-    public static let meaning: StaticString = "a normalised transaction: the same members whether it came from a receipt, /verifyReceipt, a signed transaction or the entitlement input"
-    public static var memberSpecs: [MemberSpec] {
+package enum TransactionDescription: SurfaceDescribed {
+    package static let objectName: StaticString = "transaction"
+    package static let meaning: StaticString = "a normalised transaction: the same members whether it came from a receipt, /verifyReceipt, a signed transaction or the entitlement input"
+    package static var memberSpecs: [MemberSpec] {
         TransactionRecord.fields.memberSpecs(nested: TransactionCommitmentDescription.self,
                                              meaning: "a billing plan's commitment (monthly payments toward a longer term)")
     }
 }
 
-public enum TransactionCommitmentDescription: SurfaceDescribed {
-    public static let objectName: StaticString = "transaction_commitment"
-    public static let meaning: StaticString = "a transaction's commitment (Apple's commitmentInfo)"
-    public static var memberSpecs: [MemberSpec] { TransactionRecord.fields.nestedMemberSpecs }
+package enum TransactionCommitmentDescription: SurfaceDescribed {
+    package static let objectName: StaticString = "transaction_commitment"
+    package static let meaning: StaticString = "a transaction's commitment (Apple's commitmentInfo)"
+    package static var memberSpecs: [MemberSpec] { TransactionRecord.fields.nestedMemberSpecs }
 }
 
-public enum RenewalInfoDescription: SurfaceDescribed {
-    public static let objectName: StaticString = "renewal_info"
-    public static let meaning: StaticString = "a normalised renewal info: what the subscription does next"
-    public static var memberSpecs: [MemberSpec] {
+package enum RenewalInfoDescription: SurfaceDescribed {
+    package static let objectName: StaticString = "renewal_info"
+    package static let meaning: StaticString = "a normalised renewal info: what the subscription does next"
+    package static var memberSpecs: [MemberSpec] {
         RenewalInfo.fields.memberSpecs(nested: RenewalCommitmentDescription.self, meaning: "the commitment's renewal")
     }
 }
 
-public enum RenewalCommitmentDescription: SurfaceDescribed {
-    public static let objectName: StaticString = "renewal_commitment"
-    public static let meaning: StaticString = "a renewal info's commitment (Apple's commitmentInfo)"
-    public static var memberSpecs: [MemberSpec] { RenewalInfo.fields.nestedMemberSpecs }
+package enum RenewalCommitmentDescription: SurfaceDescribed {
+    package static let objectName: StaticString = "renewal_commitment"
+    package static let meaning: StaticString = "a renewal info's commitment (Apple's commitmentInfo)"
+    package static var memberSpecs: [MemberSpec] { RenewalInfo.fields.nestedMemberSpecs }
 }

@@ -7,7 +7,7 @@
 // generated or checked (docs/contributing.md).
 
 /// A JSON value's shape, as the description prints it.
-public enum MemberType: Sendable {
+package enum MemberType: Sendable {
     case string
     case integer
     /// Unix milliseconds (an integer).
@@ -23,13 +23,13 @@ public enum MemberType: Sendable {
 }
 
 /// The element of an array or the value of a map.
-public enum MemberElement: Sendable {
+package enum MemberElement: Sendable {
     case string, integer, boolean, json
     case object(any SurfaceDescribed.Type)
 }
 
 /// When a member is in the document.
-public enum MemberPresence: Sendable {
+package enum MemberPresence: Sendable {
     /// Always (null when the member is nullable and has no value).
     case always
     /// Only when it has a value.
@@ -37,7 +37,7 @@ public enum MemberPresence: Sendable {
 }
 
 /// The values a string (or integer) member may take.
-public enum MemberValues: Sendable {
+package enum MemberValues: Sendable {
     case any
     /// Exactly these, space-separated.
     case words(StaticString)
@@ -49,22 +49,22 @@ public enum MemberValues: Sendable {
 
 /// One member: all the description says about it. Every property is a literal or a metatype, so
 /// a writer that asks only for `name` costs what a literal key cost.
-public struct MemberSpec: Sendable {
-    public let name: StaticString
-    public let type: MemberType
-    public let nullable: Bool
-    public let presence: MemberPresence
-    public let values: MemberValues
-    public let meaning: StaticString
+package struct MemberSpec: Sendable {
+    package let name: StaticString
+    package let type: MemberType
+    package let nullable: Bool
+    package let presence: MemberPresence
+    package let values: MemberValues
+    package let meaning: StaticString
     /// An input key's default, as JSON text (nil: required, or a result member).
-    public let defaultJSON: StaticString?
+    package let defaultJSON: StaticString?
     /// Apple's name for the same field in signed payloads (`transactionId`), where it has one.
-    public let appleName: StaticString?
+    package let appleName: StaticString?
     /// A receipt record's member: the attribute type Apple signs it as.
-    public let attribute: Int64?
+    package let attribute: Int64?
 
     @inline(__always)
-    public init(_ name: StaticString, _ type: MemberType, nullable: Bool = false, presence: MemberPresence = .always,
+    package init(_ name: StaticString, _ type: MemberType, nullable: Bool = false, presence: MemberPresence = .always,
                 values: MemberValues = .any, default defaultJSON: StaticString? = nil, appleName: StaticString? = nil,
                 attribute: Int64? = nil, _ meaning: StaticString) {
         self.defaultJSON = defaultJSON
@@ -80,7 +80,7 @@ public struct MemberSpec: Sendable {
 }
 
 /// An object the description names: its members, in the order they are written.
-public protocol SurfaceDescribed {
+package protocol SurfaceDescribed {
     /// The object's name in the description (`transaction`, `jws_result`).
     static var objectName: StaticString { get }
     static var meaning: StaticString { get }
@@ -89,26 +89,26 @@ public protocol SurfaceDescribed {
 
 /// An object whose members are the enum's cases, in the order they are written. (The records a
 /// field table reads and writes, transactions and renewal infos, are described by their tables.)
-public protocol SurfaceObject: SurfaceDescribed, CaseIterable, Sendable {
+package protocol SurfaceObject: SurfaceDescribed, CaseIterable, Sendable {
     var spec: MemberSpec { get }
 }
 
 extension SurfaceObject {
-    public static var memberSpecs: [MemberSpec] { allCases.map(\.spec) }
+    package static var memberSpecs: [MemberSpec] { allCases.map(\.spec) }
 }
 
 /// A vocabulary whose words a member takes (a verdict, an action, a state).
-public protocol SurfaceWords: Sendable {
+package protocol SurfaceWords: Sendable {
     static var surfaceWords: [String] { get }
 }
 
 extension SurfaceWords where Self: CaseIterable & RawRepresentable, RawValue == String {
-    public static var surfaceWords: [String] { allCases.map(\.rawValue) }
+    package static var surfaceWords: [String] { allCases.map(\.rawValue) }
 }
 
 extension MemberValues {
     /// The words, or nil for `.any`.
-    public var words: [String]? {
+    package var words: [String]? {
         switch self {
         case .any: return nil
         case .words(let w), .open(let w): return "\(w)".split(separator: " ").map(String.init)

@@ -2,14 +2,14 @@
 // meaning. VerifierConfig.swift reads keys by these enums, so a key the description lacks is
 // refused ("unknown key", with the nearest known key as a hint).
 
-public enum ConfigMember: SurfaceObject {
+package enum ConfigMember: SurfaceObject {
     case bundleID, appAppleID, bundleVersions, environments, trust, xcode, deviceCheck, maxInputBytes, maxReceiptAgeMs
     case gracePeriod, revocation, products
 
-    public static let objectName: StaticString = "config"
-    public static let meaning: StaticString = "the verifier config, given once to iapv_verifier_new (docs/config.md)"
+    package static let objectName: StaticString = "config"
+    package static let meaning: StaticString = "the verifier config, given once to iapv_verifier_new (docs/config.md)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .bundleID: MemberSpec("bundle_id", .string, "the app whose purchases this verifier accepts (required); \"*\" accepts any app, and valid results say the bundle was not checked")
         case .appAppleID: MemberSpec("app_apple_id", .integer, presence: .whenPresent,
@@ -30,13 +30,13 @@ public enum ConfigMember: SurfaceObject {
     }
 }
 
-public enum TrustConfigMember: SurfaceObject {
+package enum TrustConfigMember: SurfaceObject {
     case rootsPEM, includeAppleRoots
 
-    public static let objectName: StaticString = "config_trust"
-    public static let meaning: StaticString = "the config's trust anchors"
+    package static let objectName: StaticString = "config_trust"
+    package static let meaning: StaticString = "the config's trust anchors"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .rootsPEM: MemberSpec("roots_pem", .array(.string), default: "[]", "extra trust anchors, each a self-signed CA certificate in PEM")
         case .includeAppleRoots: MemberSpec("include_apple_roots", .boolean, default: "true", "trust Apple's three built-in roots")
@@ -44,13 +44,13 @@ public enum TrustConfigMember: SurfaceObject {
     }
 }
 
-public enum XcodeConfigMember: SurfaceObject {
+package enum XcodeConfigMember: SurfaceObject {
     case accept, rootsPEM
 
-    public static let objectName: StaticString = "config_xcode"
-    public static let meaning: StaticString = "the config's Xcode StoreKit testing keys"
+    package static let objectName: StaticString = "config_xcode"
+    package static let meaning: StaticString = "the config's Xcode StoreKit testing keys"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .accept: MemberSpec("accept", .boolean, default: "false", "accept receipts and tokens signed by Xcode's local StoreKit testing")
         case .rootsPEM: MemberSpec("roots_pem", .array(.string), default: "[]", "the Xcode StoreKit certificate(s) to trust; required when accept is true")
@@ -58,13 +58,13 @@ public enum XcodeConfigMember: SurfaceObject {
     }
 }
 
-public enum ProductConfigMember: SurfaceObject {
+package enum ProductConfigMember: SurfaceObject {
     case type, group, level, entitlements, durationMs
 
-    public static let objectName: StaticString = "config_product"
-    public static let meaning: StaticString = "one product of the catalog: how it grants entitlements"
+    package static let objectName: StaticString = "config_product"
+    package static let meaning: StaticString = "one product of the catalog: how it grants entitlements"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .type: MemberSpec("type", .string, values: .vocabulary(ProductType.self), "the product's type (required)")
         case .group: MemberSpec("group", .string, presence: .whenPresent, "auto_renewable: its subscription group")

@@ -11,13 +11,13 @@ extension DigestAlgorithm: SurfaceWords {}
 extension SignatureScheme: SurfaceWords {}
 
 /// The members a receipt result has between its head and what it grants.
-public enum ReceiptResultMember: SurfaceObject {
+package enum ReceiptResultMember: SurfaceObject {
     case checks, receipt, revocation
 
-    public static let objectName: StaticString = "receipt_result"
-    public static let meaning: StaticString = "iapv_verify_receipt (and inspect): the checks, the decoded receipt and its signer's revocation facts"
+    package static let objectName: StaticString = "receipt_result"
+    package static let meaning: StaticString = "iapv_verify_receipt (and inspect): the checks, the decoded receipt and its signer's revocation facts"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .checks: MemberSpec("checks", .map(.string),
             "each of the checks, in order (structure, algorithm, payload, chain, signer, signature, environment, bundle_id, bundle_version, device, expiration, age): ok, failed, skipped, not_checked or not_run")
@@ -28,15 +28,15 @@ public enum ReceiptResultMember: SurfaceObject {
     }
 }
 
-public enum ReceiptMember: SurfaceObject {
+package enum ReceiptMember: SurfaceObject {
     case trusted, environment, receiptType, bundleID, appVersion, originalAppVersion, creationDateMs, expirationDateMs
     case originalPurchaseDateMs, attribute8DateMs, appItemID, downloadID, versionExternalIdentifier, opaqueValueBase64
     case sha1HashBase64, signing, inApp, unknownAttributes
 
-    public static let objectName: StaticString = "receipt"
-    public static let meaning: StaticString = "the decoded receipt; before its signature was checked only trusted, environment, receipt_type and creation_date_ms"
+    package static let objectName: StaticString = "receipt"
+    package static let meaning: StaticString = "the decoded receipt; before its signature was checked only trusted, environment, receipt_type and creation_date_ms"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .trusted: MemberSpec("trusted", .boolean, "true only when the verdict is valid")
         case .environment: MemberSpec("environment", .string, nullable: true, values: .vocabulary(PurchaseEnvironment.self),
@@ -64,13 +64,13 @@ public enum ReceiptMember: SurfaceObject {
     }
 }
 
-public enum SigningMember: SurfaceObject {
+package enum SigningMember: SurfaceObject {
     case digest, signature, chain, revocation
 
-    public static let objectName: StaticString = "signing"
-    public static let meaning: StaticString = "a receipt's signature: its algorithms, the validated chain and the leaf's revocation facts"
+    package static let objectName: StaticString = "signing"
+    package static let meaning: StaticString = "a receipt's signature: its algorithms, the validated chain and the leaf's revocation facts"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .digest: MemberSpec("digest", .string, nullable: true, values: .vocabulary(DigestAlgorithm.self), "the digest algorithm")
         case .signature: MemberSpec("signature", .string, nullable: true, values: .vocabulary(SignatureScheme.self), "the signature scheme")
@@ -80,13 +80,13 @@ public enum SigningMember: SurfaceObject {
     }
 }
 
-public enum UnknownAttributeMember: SurfaceObject {
+package enum UnknownAttributeMember: SurfaceObject {
     case type, version, valueBase64
 
-    public static let objectName: StaticString = "unknown_attribute"
-    public static let meaning: StaticString = "a receipt attribute the library does not name"
+    package static let objectName: StaticString = "unknown_attribute"
+    package static let meaning: StaticString = "a receipt attribute the library does not name"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .type: MemberSpec("type", .integer, "the attribute number")
         case .version: MemberSpec("version", .integer, "the attribute's version")
@@ -96,13 +96,13 @@ public enum UnknownAttributeMember: SurfaceObject {
 }
 
 /// An iOS 6 transaction receipt's document (iapv_read_transaction_receipt): read, never verified.
-public enum TransactionReceiptMember: SurfaceObject {
+package enum TransactionReceiptMember: SurfaceObject {
     case trusted, kind, transactionID, environment, purchaseInfo
 
-    public static let objectName: StaticString = "transaction_receipt_result"
-    public static let meaning: StaticString = "iapv_read_transaction_receipt: an iOS 6 transaction receipt, read and never verified (verdict unverified or malformed)"
+    package static let objectName: StaticString = "transaction_receipt_result"
+    package static let meaning: StaticString = "iapv_read_transaction_receipt: an iOS 6 transaction receipt, read and never verified (verdict unverified or malformed)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .trusted: MemberSpec("trusted", .boolean, "always false: nothing in a transaction receipt is checked")
         case .kind: MemberSpec("kind", .string, values: .words("transaction_receipt"), "the kind of document")
@@ -116,11 +116,11 @@ public enum TransactionReceiptMember: SurfaceObject {
 /// A receipt's in-app record, as its table writes it (ReceiptRecordTable.swift): the members of a
 /// transaction written always, each filled from its attribute, then the attributes the transaction
 /// does not name, then the record's unknown attributes.
-public enum ReceiptInAppDescription: SurfaceDescribed {
-    public static let objectName: StaticString = "receipt_in_app"
-    public static let meaning: StaticString = "an in-app purchase record of a receipt (attribute 17): a normalised transaction's members and what only a receipt carries"
+package enum ReceiptInAppDescription: SurfaceDescribed {
+    package static let objectName: StaticString = "receipt_in_app"
+    package static let meaning: StaticString = "an in-app purchase record of a receipt (attribute 17): a normalised transaction's members and what only a receipt carries"
 
-    public static var memberSpecs: [MemberSpec] {
+    package static var memberSpecs: [MemberSpec] {
         let specs = TransactionRecord.fields.alwaysWrittenSpecs
         var out: [MemberSpec] = []
         for (spec, column) in zip(specs, InAppAttributes.columns) {

@@ -7,15 +7,15 @@ extension APIEndpoint: SurfaceWords {}
 extension ServerEnvironment: SurfaceWords {}
 extension SignatureKind: SurfaceWords {}
 
-public enum APIResponseResultMember: SurfaceObject {
+package enum APIResponseResultMember: SurfaceObject {
     case endpoint, environment, httpStatus, action, retryAfterMs, deprecations, errorCode, errorMessage, trusted, nextPage
     case signedItems, orderStatus, transactions, renewalInfo, appTransaction, notifications, subscriptionStatuses
     case statusDisagreements, revocation, unsigned
 
-    public static let objectName: StaticString = "api_response_result"
-    public static let meaning: StaticString = "iapv_interpret_api_response: an App Store Server API answer, verified, and what to do next"
+    package static let objectName: StaticString = "api_response_result"
+    package static let meaning: StaticString = "iapv_interpret_api_response: an App Store Server API answer, verified, and what to do next"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .endpoint: MemberSpec("endpoint", .string, values: .vocabulary(APIEndpoint.self), "the endpoint the answer is for (from the options)")
         case .environment: MemberSpec("environment", .string, values: .words("Production Sandbox LocalTesting"), "the host that answered (from the options)")
@@ -44,13 +44,13 @@ public enum APIResponseResultMember: SurfaceObject {
     }
 }
 
-public enum NextPageMember: SurfaceObject {
+package enum NextPageMember: SurfaceObject {
     case revision, paginationToken
 
-    public static let objectName: StaticString = "next_page"
-    public static let meaning: StaticString = "what to put in the next call of a paged answer: one of the two"
+    package static let objectName: StaticString = "next_page"
+    package static let meaning: StaticString = "what to put in the next call of a paged answer: one of the two"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .revision: MemberSpec("revision", .string, presence: .whenPresent, "histories: the next call's revision")
         case .paginationToken: MemberSpec("pagination_token", .string, presence: .whenPresent, "notification history: the next call's pagination_token")
@@ -58,13 +58,13 @@ public enum NextPageMember: SurfaceObject {
     }
 }
 
-public enum APINotificationMember: SurfaceObject {
+package enum APINotificationMember: SurfaceObject {
     case notificationType, subtype, effect, notificationUUID, signedDateMs
 
-    public static let objectName: StaticString = "api_notification"
-    public static let meaning: StaticString = "a verified notification of a notification history"
+    package static let objectName: StaticString = "api_notification"
+    package static let meaning: StaticString = "a verified notification of a notification history"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .notificationType: MemberSpec("notification_type", .string, "Apple's notificationType")
         case .subtype: MemberSpec("subtype", .string, nullable: true, "Apple's subtype")
@@ -75,13 +75,13 @@ public enum APINotificationMember: SurfaceObject {
     }
 }
 
-public enum StatusCheckMember: SurfaceObject {
+package enum StatusCheckMember: SurfaceObject {
     case subscriptionGroupIdentifier, originalTransactionID, appleStatus, appleState, engineState, agrees
 
-    public static let objectName: StaticString = "status_check"
-    public static let meaning: StaticString = "one subscription's status as Apple states it, beside the engine's state"
+    package static let objectName: StaticString = "status_check"
+    package static let meaning: StaticString = "one subscription's status as Apple states it, beside the engine's state"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .subscriptionGroupIdentifier: MemberSpec("subscription_group_identifier", .string, "the subscription group")
         case .originalTransactionID: MemberSpec("original_transaction_id", .string, "the subscription")
@@ -93,13 +93,13 @@ public enum StatusCheckMember: SurfaceObject {
     }
 }
 
-public enum APIRequestResultMember: SurfaceObject {
+package enum APIRequestResultMember: SurfaceObject {
     case endpoint, environment, method, url, headers, body, bodyBase64, tokenExpiresAtMs, deprecations
 
-    public static let objectName: StaticString = "api_request_result"
-    public static let meaning: StaticString = "iapv_api_request: the HTTP request to send, built and signed; the host sends it"
+    package static let objectName: StaticString = "api_request_result"
+    package static let meaning: StaticString = "iapv_api_request: the HTTP request to send, built and signed; the host sends it"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .endpoint: MemberSpec("endpoint", .string, values: .vocabulary(APIEndpoint.self), "the endpoint called")
         case .environment: MemberSpec("environment", .string, values: .vocabulary(ServerEnvironment.self), "the host it goes to")
@@ -114,13 +114,13 @@ public enum APIRequestResultMember: SurfaceObject {
     }
 }
 
-public enum APITokenMember: SurfaceObject {
+package enum APITokenMember: SurfaceObject {
     case token, issuedAtMs, expiresAtMs
 
-    public static let objectName: StaticString = "api_token_result"
-    public static let meaning: StaticString = "iapv_api_token: a signed bearer token for the App Store Server API"
+    package static let objectName: StaticString = "api_token_result"
+    package static let meaning: StaticString = "iapv_api_token: a signed bearer token for the App Store Server API"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .token: MemberSpec("token", .string, "the JWT, to send as Authorization: Bearer")
         case .issuedAtMs: MemberSpec("issued_at_ms", .ms, "when it was issued")
@@ -129,13 +129,13 @@ public enum APITokenMember: SurfaceObject {
     }
 }
 
-public enum SignatureResultMember: SurfaceObject {
+package enum SignatureResultMember: SurfaceObject {
     case kind, keyID, nonce, timestampMs, signature, jws, body
 
-    public static let objectName: StaticString = "sign_result"
-    public static let meaning: StaticString = "iapv_sign: an offer signature, a signed request or a realtime response"
+    package static let objectName: StaticString = "sign_result"
+    package static let meaning: StaticString = "iapv_sign: an offer signature, a signed request or a realtime response"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .kind: MemberSpec("kind", .string, values: .vocabulary(SignatureKind.self), "what was signed")
         case .keyID: MemberSpec("key_id", .string, "the signing key's id")

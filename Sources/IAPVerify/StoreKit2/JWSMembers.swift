@@ -3,17 +3,17 @@
 
 extension JWSKind: SurfaceWords {}
 extension NotificationEffect: SurfaceWords {}
-extension NotificationAction: SurfaceWords { public static var surfaceWords: [String] { every.map(\.rawValue) } }
-extension RealtimeAction: SurfaceWords { public static var surfaceWords: [String] { every.map(\.rawValue) } }
+extension NotificationAction: SurfaceWords { package static var surfaceWords: [String] { every.map(\.rawValue) } }
+extension RealtimeAction: SurfaceWords { package static var surfaceWords: [String] { every.map(\.rawValue) } }
 
-public enum JWSResultMember: SurfaceObject {
+package enum JWSResultMember: SurfaceObject {
     case trusted, kind, environment, bundleID, signedDateMs, validatedAtMs, chain, revocation, transaction
     case appAccountToken, productType, renewalInfo, notification, realtimeRequest, payload
 
-    public static let objectName: StaticString = "jws_result"
-    public static let meaning: StaticString = "iapv_verify_jws: a StoreKit 2 signed transaction, renewal info, app transaction, notification or realtime request"
+    package static let objectName: StaticString = "jws_result"
+    package static let meaning: StaticString = "iapv_verify_jws: a StoreKit 2 signed transaction, renewal info, app transaction, notification or realtime request"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .trusted: MemberSpec("trusted", .boolean, "true only when the verdict is valid")
         case .kind: MemberSpec("kind", .string, nullable: true, values: .vocabulary(JWSKind.self),
@@ -37,14 +37,14 @@ public enum JWSResultMember: SurfaceObject {
     }
 }
 
-public enum NotificationMember: SurfaceObject {
+package enum NotificationMember: SurfaceObject {
     case notificationType, subtype, notificationUUID, signedDateMs, effect, action, transaction, renewalInfo, appTransaction
     case externalPurchaseToken
 
-    public static let objectName: StaticString = "notification"
-    public static let meaning: StaticString = "an App Store Server Notification (V2), its nested records verified like the outer token"
+    package static let objectName: StaticString = "notification"
+    package static let meaning: StaticString = "an App Store Server Notification (V2), its nested records verified like the outer token"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .notificationType: MemberSpec("notification_type", .string, "Apple's notificationType")
         case .subtype: MemberSpec("subtype", .string, nullable: true, "Apple's subtype")
@@ -63,13 +63,13 @@ public enum NotificationMember: SurfaceObject {
     }
 }
 
-public enum ExternalPurchaseTokenMember: SurfaceObject {
+package enum ExternalPurchaseTokenMember: SurfaceObject {
     case externalPurchaseID, tokenCreationDateMs, appAppleID, bundleID, tokenType, tokenExpirationDateMs
 
-    public static let objectName: StaticString = "external_purchase_token"
-    public static let meaning: StaticString = "an external purchase token (Apple's externalPurchaseToken)"
+    package static let objectName: StaticString = "external_purchase_token"
+    package static let meaning: StaticString = "an external purchase token (Apple's externalPurchaseToken)"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .externalPurchaseID: MemberSpec("external_purchase_id", .string, nullable: true, "the token's id; one that starts with SANDBOX is a sandbox token")
         case .tokenCreationDateMs: MemberSpec("token_creation_date_ms", .ms, nullable: true, "when the token was made")
@@ -82,13 +82,13 @@ public enum ExternalPurchaseTokenMember: SurfaceObject {
     }
 }
 
-public enum RealtimeRequestMember: SurfaceObject {
+package enum RealtimeRequestMember: SurfaceObject {
     case originalTransactionID, productID, userLocale, requestIdentifier, appAppleID, signedDateMs, action
 
-    public static let objectName: StaticString = "realtime_request"
-    public static let meaning: StaticString = "a Retention Messaging realtime request: Apple asks what to show a subscriber about to cancel"
+    package static let objectName: StaticString = "realtime_request"
+    package static let meaning: StaticString = "a Retention Messaging realtime request: Apple asks what to show a subscriber about to cancel"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .originalTransactionID: MemberSpec("original_transaction_id", .string, "the subscription")
         case .productID: MemberSpec("product_id", .string, "the product")

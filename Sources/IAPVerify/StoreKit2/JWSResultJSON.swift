@@ -49,15 +49,14 @@ extension JWSReport {
             w.key(NotificationMember.appTransaction)
             if let a = n.appTransactionJSON { w.rawJSON(a) } else { w.null() }
             if let token = n.externalPurchaseToken {
-                typealias T = ExternalPurchaseTokenMember
                 w.key(NotificationMember.externalPurchaseToken)
                 w.beginObject()
-                w.field(T.externalPurchaseID, token.externalPurchaseID)
-                w.field(T.tokenCreationDateMs, token.tokenCreationDateMs)
-                w.field(T.appAppleID, token.appAppleID)
-                w.field(T.bundleID, token.bundleID)
-                w.field(T.tokenType, token.tokenType)
-                w.field(T.tokenExpirationDateMs, token.tokenExpirationDateMs)
+                w.field(ExternalPurchaseTokenMember.externalPurchaseID, token.externalPurchaseID)
+                w.field(ExternalPurchaseTokenMember.tokenCreationDateMs, token.tokenCreationDateMs)
+                w.field(ExternalPurchaseTokenMember.appAppleID, token.appAppleID)
+                w.field(ExternalPurchaseTokenMember.bundleID, token.bundleID)
+                w.field(ExternalPurchaseTokenMember.tokenType, token.tokenType)
+                w.field(ExternalPurchaseTokenMember.tokenExpirationDateMs, token.tokenExpirationDateMs)
                 w.endObject()
             }
             w.endObject()

@@ -1,12 +1,12 @@
 // The description of the certificates and the revocation facts a result shows (JSON/Surface.swift).
 
-public enum CertificateMember: SurfaceObject {
+package enum CertificateMember: SurfaceObject {
     case subject, notBeforeMs, notAfterMs, sha256
 
-    public static let objectName: StaticString = "certificate"
-    public static let meaning: StaticString = "one certificate of a verified chain"
+    package static let objectName: StaticString = "certificate"
+    package static let meaning: StaticString = "one certificate of a verified chain"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .subject: MemberSpec("subject", .string, "the subject name as comma-separated attributes, in the certificate's order")
         case .notBeforeMs: MemberSpec("not_before_ms", .ms, "start of the validity period")
@@ -16,13 +16,13 @@ public enum CertificateMember: SurfaceObject {
     }
 }
 
-public enum RevocationMember: SurfaceObject {
+package enum RevocationMember: SurfaceObject {
     case status, reason, thisUpdateMs, nextUpdateMs, revokedAtMs, responderURL, request
 
-    public static let objectName: StaticString = "revocation"
-    public static let meaning: StaticString = "the OCSP facts of the signing certificate (docs/revocation.md); null until a chain verified"
+    package static let objectName: StaticString = "revocation"
+    package static let meaning: StaticString = "the OCSP facts of the signing certificate (docs/revocation.md); null until a chain verified"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .status: MemberSpec("status", .string, values: .words("unchecked good revoked unknown"),
             "unchecked: no ocsp_responses passed; good or revoked: the first usable answer; unknown: none usable")

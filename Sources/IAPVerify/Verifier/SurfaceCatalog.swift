@@ -17,13 +17,13 @@ package struct SurfaceDocument: Sendable {
 }
 
 /// What an entitlement input (iapv_compute_entitlements) holds.
-public enum EntitlementInputMember: SurfaceObject {
+package enum EntitlementInputMember: SurfaceObject {
     case transactions, renewalInfo
 
-    public static let objectName: StaticString = "entitlement_input"
-    public static let meaning: StaticString = "iapv_compute_entitlements's input: transactions and renewal infos a host kept, in results' names"
+    package static let objectName: StaticString = "entitlement_input"
+    package static let meaning: StaticString = "iapv_compute_entitlements's input: transactions and renewal infos a host kept, in results' names"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .transactions: MemberSpec("transactions", .array(.object(TransactionDescription.self)), "the transactions, as results write them (snake_case)")
         case .renewalInfo: MemberSpec("renewal_info", .array(.object(RenewalInfoDescription.self)), presence: .whenPresent, "the renewal infos, as results write them")

@@ -4,13 +4,13 @@
 extension NextAction: SurfaceWords {}
 extension ResponseStyle: SurfaceWords {}
 
-public enum ResponseResultMember: SurfaceObject {
+package enum ResponseResultMember: SurfaceObject {
     case status, action, retryAfterMs, deprecations, environment, receipt
 
-    public static let objectName: StaticString = "response_result"
-    public static let meaning: StaticString = "iapv_interpret_response: a /verifyReceipt answer, what it grants and what to do next"
+    package static let objectName: StaticString = "response_result"
+    package static let meaning: StaticString = "iapv_interpret_response: a /verifyReceipt answer, what it grants and what to do next"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .status: MemberSpec("status", .integer, nullable: true, "Apple's status; null when the body has none")
         case .action: MemberSpec("action", .string, values: .words("accept retry_sandbox retry_production retry_later give_up fix_configuration reject"),
@@ -25,15 +25,15 @@ public enum ResponseResultMember: SurfaceObject {
     }
 }
 
-public enum ResponseReceiptMember: SurfaceObject {
+package enum ResponseReceiptMember: SurfaceObject {
     case trusted, style, environment, receiptType, bundleID, appVersion, originalAppVersion, creationDateMs, requestDateMs
     case expirationDateMs, originalPurchaseDateMs, appItemID, downloadID, versionExternalIdentifier, latestReceiptPresent
     case inApp, pendingRenewalInfo
 
-    public static let objectName: StaticString = "response_receipt"
-    public static let meaning: StaticString = "a /verifyReceipt body's receipt, normalised"
+    package static let objectName: StaticString = "response_receipt"
+    package static let meaning: StaticString = "a /verifyReceipt body's receipt, normalised"
 
-    @inline(__always) public var spec: MemberSpec {
+    @inline(__always) package var spec: MemberSpec {
         switch self {
         case .trusted: MemberSpec("trusted", .boolean, "true only when the verdict is valid")
         case .style: MemberSpec("style", .string, nullable: true, values: .vocabulary(ResponseStyle.self), "iOS 7 (app receipt) or iOS 6 (transaction receipt) answer")
