@@ -539,6 +539,7 @@ PY_CLASSES: list[dict[str, Any]] = [
     {"file": "records.py", "class": "RenewalInfo", "object": "renewal_info", "not_members": {"extra"},
      "null_as_empty": {"original_transaction_id"}},
     {"file": "records.py", "class": "Notification", "object": "notification", "not_members": {"extra"}},
+    {"file": "records.py", "class": "SubscriptionStatus", "object": "status_check", "not_members": {"extra"}},
     {"file": "results.py", "class": "Entitlement", "object": "entitlement"},
     {"file": "results.py", "class": "Evidence", "object": "evidence"},
     {"file": "results.py", "class": "BillingEvidence", "object": "billing"},
