@@ -71,7 +71,7 @@ class Limits:
     # Claims (POST /receipts, /storekit2/transactions) each cost Apple quota: per minute, per front;
     # per authenticated user always, per client address only when a trusted proxy gave it.
     claims_per_user: int = 20
-    claims_per_address: int = 60
+    claims_per_address: int = 300              # many honest users share a NAT's address
     orders_per_user: int = 30                   # POST /orders, the same way
     orders_per_address: int = 120
     apple_concurrency: int = 8                  # calls to Apple in flight from the API; a claim beyond: 202, queued
@@ -332,10 +332,13 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         who = user(request, authorization, user_id)
         doc = service.entitlements(who)
         # The ETag covers what the app acts on, not the clock: it changes when access changes.
-        tag = '"' + hashlib.sha256(json.dumps(doc["entitlements"], sort_keys=True).encode()).hexdigest()[:32] + '"'
+        # The entitlements are encoded once, for the tag and the body.
+        listed = json.dumps(doc["entitlements"], sort_keys=True, separators=(",", ":"))
+        tag = '"' + hashlib.sha256(listed.encode()).hexdigest()[:32] + '"'
         if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
             return Response(status_code=304, headers={"ETag": tag})
-        return JSONResponse(doc, headers={"ETag": tag, "Cache-Control": "private, no-cache"})
+        body = f'{{"user_id":{json.dumps(doc["user_id"])},"now_ms":{int(doc["now_ms"])},"entitlements":{listed}}}'
+        return Response(body, media_type="application/json", headers={"ETag": tag, "Cache-Control": "private, no-cache"})
 
     @app.post("/apple/notifications")
     def notification(body: NotificationRequest) -> JSONResponse:

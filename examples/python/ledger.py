@@ -312,6 +312,16 @@ class Ledger(Database):
         return {"transactions": [json.loads(b) for k, b in rows if k == "transaction"],
                 "renewal_info": [json.loads(b) for k, b in rows if k == "renewal_info"]}
 
+    def user_statements_json(self, user_id: str) -> bytes:
+        """The user's stored statements as compute_entitlements reads them, as JSON text: the
+        stored bodies as they are (no parse and no new encoding), in one statement outside a
+        transaction (the entitlement read: see Database.read)."""
+        rows = self.read("SELECT s.kind, s.body FROM statements s JOIN owners o"
+                         " ON o.original_transaction_id = s.original_transaction_id WHERE o.user_id = ?"
+                         " ORDER BY s.kind, s.id", (user_id,))
+        return ('{"transactions":[' + ",".join(b for k, b in rows if k == "transaction") + '],"renewal_info":['
+                + ",".join(b for k, b in rows if k == "renewal_info") + "]}").encode()
+
     def statements_of(self, db: Cursor, original_transaction_id: str) -> list[dict]:
         return [json.loads(r[0]) for r in db.query("SELECT body FROM statements WHERE original_transaction_id = ?"
                                                    " ORDER BY kind, id", (original_transaction_id,))]

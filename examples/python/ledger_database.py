@@ -31,6 +31,8 @@ class SchemaTooNew(RuntimeError):
     """The database was migrated by a newer version of this code: starting would misread it."""
 
 
+CLOCK_REFRESH_S = 1.0   # how often now() reads the database's clock again outside a transaction
+
 # Errors after which the same transaction may simply run again on another connection: the
 # connection was lost (no SQLSTATE, class 08) or PostgreSQL is shutting down or starting (57P0x).
 _RETRIED_STATES = ("57P01", "57P02", "57P03")
@@ -57,6 +59,7 @@ class Database:
         self.pool_timeout_s = pool_timeout_s
         self._sqlite_lock = threading.Lock()  # SQLite allows one writer; keep it simple and explicit
         self._pool = None
+        self._clock_offset: tuple = (None, 0.0)   # (database ms - host ms, when read): see now()
         if self.url:
             from psycopg.conninfo import conninfo_to_dict
             from psycopg_pool import ConnectionPool  # only needed with DATABASE_URL
@@ -147,8 +150,40 @@ class Database:
         sql = "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"
         if db is not None:
             return int(db.query(sql, ())[0][0])
-        with self.transaction() as cur:
-            return int(cur.query(sql, ())[0][0])
+        # Outside a transaction (a token's expiry, a rate limit's minute, a read's now): this
+        # host's clock plus the database's offset from it, read again every CLOCK_REFRESH_S. The
+        # same clock, without a round trip to the database on every request.
+        offset, read_at = self._clock_offset
+        if offset is None or time.monotonic() - read_at > CLOCK_REFRESH_S:
+            [(db_ms,)] = self.read(sql, ())
+            offset, read_at = int(db_ms) - now_ms(), time.monotonic()
+            self._clock_offset = (offset, read_at)
+        return now_ms() + offset
+
+    def read(self, sql: str, params: tuple) -> list[tuple]:
+        """One statement that only reads, outside any transaction (PostgreSQL: autocommit, so no
+        BEGIN and COMMIT round trips; a statement sees one snapshot by itself). A connection lost
+        under it (PostgreSQL restarted) is replaced and the statement sent again."""
+        if not self._pool:
+            with self.transaction() as db:
+                return db.query(sql, params)
+        import psycopg
+        for attempt in range(3):
+            conn = self._checkout()
+            try:
+                conn.autocommit = True
+                try:
+                    return list(conn.execute(sql.replace("?", "%s"), params).fetchall())
+                finally:
+                    if not conn.closed:
+                        conn.autocommit = False
+            except psycopg.OperationalError as e:
+                if attempt == 2 or not _connection_lost(e):
+                    raise
+                self._pool.check()
+            finally:
+                self._pool.putconn(conn)
+        raise AssertionError("unreachable")
 
     @property
     def kind(self) -> str:

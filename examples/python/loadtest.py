@@ -40,7 +40,7 @@ USER_SECRET, OPERATOR_TOKEN = "loadtest-user-secret-0123456789", "loadtest-opera
 class PostgreSQL:
     """A throwaway server on a Unix socket in a temporary directory (as root, run as postgres)."""
 
-    def __init__(self):
+    def __init__(self, extra: tuple = ()):
         self.bin = next(Path("/usr/lib/postgresql").glob("*/bin"))
         self.run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         self.tmp = Path(tempfile.mkdtemp(prefix="iapv-load-pg-"))
@@ -52,9 +52,17 @@ class PostgreSQL:
         subprocess.run(self.run_as + [str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust"],
                        check=True, capture_output=True)
         subprocess.run(self.run_as + [str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.tmp / "log"), "-w",
-                                      "-o", f"-k {self.sock} -c listen_addresses='' -c max_connections=200", "start"],
+                                      "-o", f"-k {self.sock} -c listen_addresses='' -c max_connections=200 {' '.join(extra)}",
+                                      "start"],
                        check=True, capture_output=True)
         self.url = f"postgresql://postgres@/postgres?host={self.sock}"
+
+    def database(self, name: str) -> str:
+        """A new database on this server; its URL."""
+        import psycopg
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return f"postgresql://postgres@/{name}?host={self.sock}"
 
     def stop(self) -> None:
         subprocess.run(self.run_as + [str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"],

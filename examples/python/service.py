@@ -232,6 +232,9 @@ def worker_health(service: PurchaseService, host: str, port: int, live_within_s:
 
 
 def main() -> None:
+    if os.environ.get("SERVICE_PROFILE"):   # make service-bench: where the CPU goes (profiling.py)
+        import profiling
+        profiling.start(os.environ["SERVICE_PROFILE"])
     try:
         run(sys.argv[1:])
     except SystemExit:

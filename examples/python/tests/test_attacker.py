@@ -25,6 +25,20 @@ from service import serve
 from support import CONSUMABLE, NOW, get, operator_headers, post, signed_receipt, user_headers
 
 
+@pytest.fixture
+def sqlite_service(tmp_path, apple):
+    """For what does not depend on the database: SQLite only."""
+    from ledger import Ledger
+    from service import PurchaseService
+    from support import config
+    clock = {"now": NOW}
+    ledger = Ledger(url="", sqlite_path=str(tmp_path / "p.db"))
+    service = PurchaseService(config(), ledger, "secret", apple.url, clock=lambda: clock["now"])
+    service.test_clock = clock
+    yield service
+    ledger.close()
+
+
 def start(service, **limits):
     server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(**limits))
     return server, f"http://127.0.0.1:{server.server_address[1]}"
@@ -73,12 +87,12 @@ def slowloris(port: int, source: str, n: int, stop: threading.Event) -> list[int
     return opened
 
 
-def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_served(service, apple, caplog):
+def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_served(sqlite_service, apple, caplog):
     """230 connections from 127.0.0.2, each reopened when the front closes it: the front holds 10
     of them (connections_per_address) and closes the rest when accepted; every probe and an
     honest user's request, from 127.0.0.1, are answered 200."""
     caplog.set_level(logging.WARNING, logger="purchases")
-    server, base = start(service, max_concurrency=20, connections_per_address=10, head_timeout_s=0.5)
+    server, base = start(sqlite_service, max_concurrency=20, connections_per_address=10, head_timeout_s=0.5)
     stop = threading.Event()
     opened: list = []
     attacker = threading.Thread(target=lambda: opened.append(slowloris(server.server_address[1], "127.0.0.2", 230, stop)))
@@ -102,12 +116,12 @@ def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_serv
     assert 'connection_refusals_total{reason="connections_per_address"}' in text
 
 
-def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(service, apple):
+def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(sqlite_service, apple):
     """Requests in hand count, not connections: with 2 claims waiting on Apple and a limit of 2,
     a third request is 503 (logged with its address) while /livez and /readyz are 200."""
     apple.script("R", "production", CONSUMABLE)
     apple.hold_from(1)
-    server, base = start(service, max_concurrency=2, apple_concurrency=4)
+    server, base = start(sqlite_service, max_concurrency=2, apple_concurrency=4)
     results: list = []
     try:
         claims = [threading.Thread(target=lambda i=i: results.append(
@@ -127,10 +141,10 @@ def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(service, 
         server.shutdown()
 
 
-def test_invented_methods_do_not_grow_the_metrics(service):
+def test_invented_methods_do_not_grow_the_metrics(sqlite_service):
     """5,000 requests, each with its own invented method (h11 takes any token): /metrics stays
     small, because the method label is one of a fixed set (and the status is its class)."""
-    server, base = start(service)
+    server, base = start(sqlite_service)
     try:
         with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=60) as s:
             for batch in range(10):
@@ -146,15 +160,15 @@ def test_invented_methods_do_not_grow_the_metrics(service):
     assert "M17X" not in text
 
 
-def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(service, caplog):
+def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(sqlite_service, caplog):
     caplog.set_level(logging.INFO, logger="purchases")
     forged = {"X-Forwarded-For": "203.0.113.7"}
-    server, base = start(service)                       # no trusted proxy: the header is the client's text
+    server, base = start(sqlite_service)                       # no trusted proxy: the header is the client's text
     try:
         assert get(base + "/livez", headers=forged)[0] == 200
     finally:
         server.shutdown()
-    server, base = start(service, trusted_proxies=("127.0.0.1",))   # as behind nginx on this host
+    server, base = start(sqlite_service, trusted_proxies=("127.0.0.1",))   # as behind nginx on this host
     try:
         assert get(base + "/livez", headers={"X-Forwarded-For": "198.51.100.1, 203.0.113.9"})[0] == 200
     finally:
@@ -163,18 +177,18 @@ def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(service, caplog):
     assert clients == ["127.0.0.1", "203.0.113.9"]     # the proxy's own entry, the last
 
 
-def test_claims_are_limited_per_user_and_per_address_only_behind_a_trusted_proxy(service):
+def test_claims_are_limited_per_user_and_per_address_only_behind_a_trusted_proxy(sqlite_service):
     """100 honest users behind one address (a NAT, or a balancer nobody said to trust) each send
     one claim: none is refused for the address. Behind a trusted proxy the client's own address
     is known, and it is limited; another address is not."""
     garbage = {"receipt": "bm90IGEgcmVjZWlwdA=="}       # refused by the library, Apple never asked
-    server, base = start(service, claims_per_address=10)
+    server, base = start(sqlite_service, claims_per_address=10)
     try:
         codes = [post(base + "/receipts", garbage, headers=user_headers(f"nat{i}"))[0] for i in range(100)]
         assert codes == [400] * 100
     finally:
         server.shutdown()
-    server, base = start(service, claims_per_address=10, trusted_proxies=("127.0.0.0/8",))
+    server, base = start(sqlite_service, claims_per_address=10, trusted_proxies=("127.0.0.0/8",))
     try:
         via = {"X-Forwarded-For": "192.0.2.50"}
         codes = [post(base + "/receipts", garbage, headers={**user_headers(f"p{i}"), **via})[0] for i in range(12)]

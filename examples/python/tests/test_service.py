@@ -20,8 +20,9 @@ def refunded(body: bytes) -> bytes:
 
 def test_50_concurrent_submissions_deliver_once(service, apple):
     apple.script("R1", "production", CONSUMABLE)
-    # 50 claims of one user at once is the point here, not something to rate-limit
-    server = serve(service, "127.0.0.1", 0, retry_every_s=None, limits=Limits(claims_per_user=100, claims_per_address=100))
+    # 50 claims of one user at once, each asking Apple, is the point here: not something to rate-limit or queue
+    server = serve(service, "127.0.0.1", 0, retry_every_s=None,
+                   limits=Limits(claims_per_user=100, claims_per_address=100, apple_concurrency=64))
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         service.test_clock["now"] = 1604059000000   # the app created the order just before buying
