@@ -159,6 +159,11 @@ v = assert(iapverify.new({ bundle_id = "*", environments = { "Sandbox" } }))
 local token = read(fixtures .. "jws/transaction_autorenew_sandbox_2022-11.jws"):gsub("%s+$", "")
 res = assert(v:verify_jws(token, 1893456000000))
 check(res.valid and res.result.kind == "transaction", "verify_jws: " .. res.verdict)
+-- The core's whitespace rule: around the token it is not part of it; inside, malformed.
+res = assert(v:verify_jws(" " .. token .. "\r\n", 1893456000000))
+check(res.valid, "verify_jws with whitespace around: " .. res.verdict)
+res = assert(v:verify_jws(token:gsub("%.", ".\n", 1), 1893456000000))
+check(res.verdict == "malformed", "verify_jws with whitespace inside: " .. res.verdict)
 v:close()
 
 -- App Store Server API: the signer, its requests and tokens, and API answers (Tests/shared/fakeapple).
