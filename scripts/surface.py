@@ -26,7 +26,9 @@ This script is the only consumer of that description:
     - Lua: the option keys the binding names;
     - Python's ctypes prototypes against Include/iapverify.h.
 
-Every failure names the file and the member to change.
+Every failure names the file and the member to change. After a clean check, --check also runs
+itself on mutated copies of the description (a member added, one dropped, an option key retyped,
+added or dropped, a config key added) and fails if a file that should have caught one did not.
 
     python3 scripts/surface.py --check [--bin build/bin/iapverify | --description FILE]
     python3 scripts/surface.py --write
@@ -862,9 +864,10 @@ def check_lua(desc: Description) -> None:
     # library); the keys it names itself must be option keys.
     if not re.search(r"encode\(ocsp_options\(options\), \"options\"\)", src):
         problem(where, "call() no longer encodes the options table whole: every option key of the description must reach the library")
+    read = {k for keys in desc.entry_points.values() for k in keys}
     for i, line in enumerate(src.splitlines(), 1):
         for key in re.findall(r"\boptions\.(\w+)", line.split("--", 1)[0]):
-            if key not in desc.option_keys:
+            if key not in read:
                 problem(f"{where}:{i}", f"options.{key} is no option key of the description: rename it")
     for ep in desc.entry_points:
         method = ep.removeprefix("iapv_")
@@ -976,6 +979,78 @@ def every_object_shown(desc: Description, shown: set[str]) -> None:
                      "where it is explained and run python3 scripts/surface.py --write")
 
 
+def run_all(desc: Description, write: bool) -> list[str]:
+    """Every generator and check; the problems found."""
+    problems.clear()
+    notes.clear()
+    shown = docs_tables(desc, write)
+    every_object_shown(desc, shown)
+    schemas(desc, write)
+    check_python(desc)
+    check_python_options(desc)
+    check_go(desc)
+    check_lua(desc)
+    check_ctypes()
+    return list(problems)
+
+
+# Mutations of the description that each check must catch (the file it must name), so that a check
+# that stops biting fails `make test` too. Run by --check after the real check passed.
+def _add_member(obj: str, member: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    return lambda d: d["objects"][obj]["members"].append(member)
+
+
+def _drop_member(obj: str, name: str) -> Callable[[dict[str, Any]], None]:
+    def f(d: dict[str, Any]) -> None:
+        d["objects"][obj]["members"] = [m for m in d["objects"][obj]["members"] if m["name"] != name]
+    return f
+
+
+def _retype_key(name: str, new_type: str) -> Callable[[dict[str, Any]], None]:
+    def f(d: dict[str, Any]) -> None:
+        for k in d["options"]["keys"]:
+            if k["name"] == name:
+                k["type"] = new_type
+    return f
+
+
+def _add_key(entry: str) -> Callable[[dict[str, Any]], None]:
+    def f(d: dict[str, Any]) -> None:
+        d["options"]["keys"].append({"name": "surface_self_test", "type": "boolean", "nullable": True, "presence": "always",
+                                     "default": None, "meaning": "x", "read_by": [entry]})
+        d["options"]["entry_points"][entry].append("surface_self_test")
+    return f
+
+
+NEW = {"name": "surface_self_test_ms", "type": "ms", "nullable": True, "presence": "when_present", "meaning": "x"}
+SELF_TEST: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
+    ("a member added to transaction", _add_member("transaction", NEW),
+     ["docs/results.md", "docs/schema/common.schema.json", "bindings/python/src/iapverify/records.py", "bindings/go/serverapi.go"]),
+    ("a member dropped from entitlement", _drop_member("entitlement", "will_renew"),
+     ["docs/results.md", "docs/schema/common.schema.json", "bindings/python/src/iapverify/results.py", "bindings/go/result.go"]),
+    ("a member added to jws_result", _add_member("jws_result", NEW),
+     ["docs/results.md", "docs/schema/jws-result.schema.json", "bindings/python/src/iapverify/results.py", "bindings/go/result.go"]),
+    ("an option key retyped", _retype_key("max_age_ms", "string"), ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go"]),
+    ("an option key added", _add_key("iapv_verify_jws"), ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go"]),
+    ("an option key dropped", lambda d: [e.remove("ocsp_responses") for e in d["options"]["entry_points"].values() if "ocsp_responses" in e],
+     ["bindings/lua/lib/resty/iapverify.lua", "bindings/go/serverapi.go"]),
+    ("a config member added", _add_member("config", {**NEW, "default": None}), ["docs/config.md", "docs/schema/config.schema.json"]),
+]
+
+
+def self_test(desc: Description) -> list[str]:
+    failed = []
+    for what, mutate, files in SELF_TEST:
+        data = copy.deepcopy(desc.data)
+        mutate(data)
+        found = run_all(Description(data), write=False)
+        for f in files:
+            if not any(p.startswith(f) for p in found):
+                failed.append(f"scripts/surface.py: self-test: {what} is not caught in {f}: the check of that file stopped biting")
+    problems.clear()
+    return failed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -983,17 +1058,13 @@ def main() -> int:
     mode.add_argument("--write", action="store_true", help="rewrite the generated tables and schemas, then check the rest")
     parser.add_argument("--bin", default=str(ROOT / "build" / "bin" / "iapverify"), help="the iapverify CLI (default: build/bin)")
     parser.add_argument("--description", help="read the description from this file instead of running the CLI")
-    parser.add_argument("-v", "--verbose", action="store_true", help="also print what is not checked yet")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also print the notes")
     args = parser.parse_args()
     desc = load_description(args.bin, args.description)
-    shown = docs_tables(desc, args.write)
-    every_object_shown(desc, shown)
-    schemas(desc, args.write)
-    check_python(desc)
-    check_python_options(desc)
-    check_go(desc)
-    check_lua(desc)
-    check_ctypes()
+    found = run_all(desc, args.write)
+    if not found and args.check:
+        found = self_test(desc)
+    problems[:] = found
     if args.verbose:
         for n in notes:
             print("surface: note: " + n)
