@@ -106,20 +106,40 @@ def words(values: list[Any], last: str = "or") -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" {last} " + quoted[-1]
 
 
+# Where each object's table is (file, anchor of the heading above it), for links in the tables;
+# filled by docs_tables before it renders.
+TABLE_OF: dict[str, tuple[str, str]] = {}
+CURRENT_DOC = [""]
+
+
+def object_link(name: Optional[str]) -> str:
+    if name in TABLE_OF:
+        rel, anchor = TABLE_OF[name]
+        target = ("" if rel == CURRENT_DOC[0] else Path(rel).name) + (f"#{anchor}" if anchor else "")
+        return f"[`{name}`]({target})"
+    return f"`{name}`"
+
+
+def anchor_of(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lstrip("#").strip().lower())
+    return text.replace(" ", "-")
+
+
 def type_text(m: dict[str, Any]) -> str:
     """A member's (or a key's) type in one cell: `a`, `b` or null; array of strings; ..."""
     t = m["type"]
     values = m.get("values")
     if t == "object":
-        text = f"`{m.get('object', 'object')}` object"
+        text = f"{object_link(m.get('object'))} object"
     elif t == "array":
         item = m.get("items", "json")
-        text = f"array of `{m.get('object')}` objects" if item == "object" else f"array of {ITEM_WORDS.get(item, item)}"
+        text = f"array of {object_link(m.get('object'))} objects" if item == "object" else f"array of {ITEM_WORDS.get(item, item)}"
         if values:
             text += ": " + words(values)
     elif t == "map":
         item = m.get("items", "json")
-        text = f"object: key → `{m.get('object')}` object" if item == "object" else f"object: key → {item}"
+        text = f"object: key → {object_link(m.get('object'))} object" if item == "object" else f"object: key → {item}"
     elif t == "ms":
         text = "integer (Unix ms)"
     elif t == "json":
@@ -234,8 +254,19 @@ def table_name(line: str) -> str:
 def docs_tables(desc: Description, write: bool) -> set[str]:
     """Regenerates or checks every marked table; returns the objects some table shows."""
     shown: set[str] = set()
+    TABLE_OF.clear()
+    for rel in TABLE_DOCS:
+        text = (ROOT / rel).read_text()
+        for m in MARKER.finditer(text):
+            if m.group(1) != "object":
+                continue
+            headings = re.findall(r"^#{1,6} .*$", text[:m.start()], re.M)
+            for word in (m.group(2) or "").split():
+                if not word.startswith("-") and word != "attributes":
+                    TABLE_OF.setdefault(word, (rel, anchor_of(headings[-1]) if headings else ""))
     for rel in TABLE_DOCS:
         path = ROOT / rel
+        CURRENT_DOC[0] = rel
         text = path.read_text()
         out: list[str] = []
         pos = 0
