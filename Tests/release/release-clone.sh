@@ -12,9 +12,10 @@ fail() { echo "release-clone FAILED: $*" >&2; exit 1; }
 git clone -q "$ROOT" "$DIR"
 cd "$DIR"
 git config user.email release-test@example.org && git config user.name release-test
-if make release > release.log 2>&1; then rm -f release.log; fail "make release tagged an undated CHANGELOG"; fi
-grep -q "refused: the top section of CHANGELOG.md" release.log || { cat release.log; fail "no refusal for the undated section"; }
-rm -f release.log
+LOG=$(mktemp)
+if make release > "$LOG" 2>&1; then rm -f "$LOG"; fail "make release tagged an undated CHANGELOG"; fi
+grep -q "refused: the top section of CHANGELOG.md" "$LOG" || { cat "$LOG"; rm -f "$LOG"; fail "no refusal for the undated section"; }
+rm -f "$LOG"
 sed -i "0,/^## Unreleased.*$/s//## [$VERSION] - $(date -u +%F)/" CHANGELOG.md
 git commit -q -am "Release $VERSION (test)"
 make release
