@@ -1,0 +1,1 @@
+"""The parts of scripts/surface.py (its docstring says what they do)."""
