@@ -228,7 +228,8 @@ deb: all
 # A release: refuses a dirty tree, an undated or "Unreleased" top CHANGELOG section, an existing
 # tag; builds all, wheel and deb; then tags vVERSION (and bindings/go/vVERSION) and writes
 # build/release/ with SHA256SUMS. `make test` checks the refusals (Tests/release/refusals.sh);
-# release-test makes a whole release in a scratch clone of this repository (.ci/run).
+# release-test makes a whole release in a scratch clone of this repository (slow: a full build;
+# run it before cutting a release).
 release: bootstrap
 	MAKE="$(MAKE)" scripts/release
 
