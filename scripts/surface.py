@@ -20,6 +20,8 @@ This script is the only consumer of that description:
       An overlay may add keywords to a member but may not set one the description gives, nor name a
       member the description lacks.
 
+    - bindings/python/src/iapverify/options.py: each call's options as a TypedDict.
+
   checked in both directions (names and types):
     - Python: the records and results classes, their camelCase aliases, the option keywords;
     - Go: the struct tags and field types, Options and APIResponseOptions;
@@ -53,7 +55,7 @@ from surfacelib.common import (Description, ROOT, load_description, notes, probl
 from surfacelib.docs import (docs_tables, every_object_shown)  # noqa: E402
 from surfacelib.go_binding import check_go  # noqa: E402
 from surfacelib.lua_and_c import (check_ctypes, check_lua)  # noqa: E402
-from surfacelib.python_binding import (check_python, check_python_options)  # noqa: E402
+from surfacelib.python_binding import (check_python, check_python_options, python_options_module)  # noqa: E402
 from surfacelib.schemas import schemas  # noqa: E402
 
 
@@ -66,6 +68,7 @@ def run_all(desc: Description, write: bool) -> list[str]:
     schemas(desc, write)
     check_python(desc)
     check_python_options(desc)
+    python_options_module(desc, write)
     check_go(desc)
     check_lua(desc)
     check_ctypes()
@@ -116,8 +119,10 @@ SELF_TEST: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
      ["docs/results.md", "docs/schema/common.schema.json", "bindings/python/src/iapverify/results.py", "bindings/go/result.go"]),
     ("a member added to jws_result", _add_member("jws_result", NEW),
      ["docs/results.md", "docs/schema/jws-result.schema.json", "bindings/python/src/iapverify/results.py", "bindings/go/result.go"]),
-    ("an option key retyped", _retype_key("max_age_ms", "string"), ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go"]),
-    ("an option key added", _add_key("iapv_verify_jws"), ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go"]),
+    ("an option key retyped", _retype_key("max_age_ms", "string"),
+     ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go", "bindings/python/src/iapverify/options.py"]),
+    ("an option key added", _add_key("iapv_verify_jws"),
+     ["docs/options.md", "docs/schema/options.schema.json", "bindings/go/iapverify.go", "bindings/python/src/iapverify/options.py"]),
     ("an option key dropped", _drop_key("ocsp_responses"),
      ["bindings/lua/lib/resty/iapverify.lua", "bindings/go/serverapi.go"]),
     ("a config member added", _add_member("config", {**NEW, "default": None}), ["docs/config.md", "docs/schema/config.schema.json"]),

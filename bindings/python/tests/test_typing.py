@@ -312,3 +312,18 @@ def test_apple_names_are_the_documented_ones() -> None:
     # Members only /verifyReceipt has, and the receipt-only ones, have no Apple name.
     assert not {"is_trial_period", "price_consent_status", "product_type", "unknown_attributes"} & {
         f for names in found.values() for f in names.values()}
+
+
+def test_the_options_typeddicts_are_every_key_of_their_call() -> None:
+    """iapverify.options is generated from `iapverify fields --json` (scripts/surface.py): each
+    TypedDict's keys are exactly what its call reads, and a dict of them is accepted."""
+    from typing import get_type_hints
+
+    from iapverify import options
+    jws = set(get_type_hints(options.JWSOptions))
+    assert {"kind", "max_age_ms", "seen_request_identifiers", "ocsp_responses"} <= jws and "device_id" not in jws
+    assert set(get_type_hints(options.PendingOrder)) == {"order_id", "product_id", "created_ms"}
+    opts: options.JWSOptions = {"kind": "transaction", "max_age_ms": 1000, "seen_request_identifiers": []}
+    with iapverify.Verifier({"bundle_id": "*"}) as verifier:
+        r = verifier.verify_jws(b"not a token", options=opts)
+    assert r.verdict == "malformed"
