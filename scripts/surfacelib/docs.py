@@ -50,8 +50,21 @@ def render_table(desc: Description, kind: str, arg: str, where: str) -> Optional
         rows.append(("", "| key | type | default | meaning |\n|---|---|---|---|"))
         for k in desc.config_keys:
             rows.append((k["name"], f"| `{k['name']}` | {cell(type_text(k))} | {cell(default_text(k))} | {meaning_text(k.get('meaning', ''))} |"))
+    elif kind == "call":
+        keys = desc.data.get("calls", {}).get(arg, {}).get("keys")
+        if not keys:
+            return None
+        kinds = any("kinds" in k for k in keys)
+        head = "| key | type |" + (" kinds |" if kinds else "") + " meaning |"
+        rows.append(("", head + "\n" + "|---" * head.count(" |") + "|"))
+        for k in keys:
+            line = f"| `{k['name']}` | {cell(type_text(k))} |"
+            if kinds:
+                line += " " + ", ".join(code(x) for x in k.get("kinds", [])) + " |"
+            rows.append((k["name"], line + f" {meaning_text(k.get('meaning', ''))} |"))
     else:
-        problem(where, f"unknown marker <!-- surface:{kind} {arg} -->: use surface:object NAME, surface:options [ENTRY_POINT] or surface:config")
+        problem(where, f"unknown marker <!-- surface:{kind} {arg} -->: use surface:object NAME, surface:options [ENTRY_POINT], "
+                       "surface:config or surface:call ENTRY_POINT")
         return None
     return rows
 
@@ -110,7 +123,7 @@ def docs_tables(desc: Description, write: bool) -> set[str]:
             out.append(text[pos:m.start()])
             pos = m.end()
             if rows is None:
-                if kind in ("object", "options", "config") and (kind != "object" or desc.objects):
+                if kind in ("object", "options", "config", "call") and (kind != "object" or desc.objects):
                     if kind == "object":
                         problem(where, f"the description has no object {arg!r}: rename the marker to one of its objects, or remove the table")
                     else:
