@@ -134,7 +134,7 @@ def schema_files(desc: Description) -> dict[str, dict[str, Any]]:
         for c, pointer, node in found:
             marks.append((name, c, pointer, node))
             kind, _, arg = c.partition(" ")
-            if kind == "surface:object" and "/$defs/" in pointer and arg not in places:
+            if kind == "surface:object" and ("/$defs/" in pointer or pointer == "") and arg not in places:
                 places[arg] = f"{name}#{pointer}"
     common = overlays.get("common.schema.json")
     for doc in desc.documents:
