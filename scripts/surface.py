@@ -8,7 +8,8 @@ This script is the only consumer of that description:
 
   generated (`--write` rewrites them, `--check` fails when one is stale):
     - the member tables of docs/results.md, docs/options.md and docs/config.md, between markers
-          <!-- surface:object NAME -->  <!-- surface:options [ENTRY_POINT] -->  <!-- surface:config -->
+          <!-- surface:object NAME [OTHER] [-LEFT_OUT] [attributes] -->  <!-- surface:options [ENTRY_POINT] -->
+          <!-- surface:config -->  <!-- surface:call ENTRY_POINT -->
           ...
           <!-- /surface -->
       (the prose around them is hand-written; a table between markers is never edited by hand);
