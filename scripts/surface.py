@@ -16,7 +16,7 @@ This script is the only consumer of that description:
     - the JSON Schemas of docs/schema/ named by the description (its documents, options, config and
       common.schema.json): each is docs/schema/overlay/NAME (hand-written: titles, descriptions,
       patterns, bounds, if/then rules, where each object sits) with every place marked
-      {"$comment": "surface:object NAME"} (or surface:options ENTRY_POINT, surface:config) filled
+      {"$comment": "surface:object NAME"} (or surface:options ENTRY_POINT) filled
       in from the description: type, properties, required, each member's type, enum and nullability.
       An overlay may add keywords to a member but may not set one the description gives, nor name a
       member the description lacks.
