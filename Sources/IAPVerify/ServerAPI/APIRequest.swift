@@ -387,27 +387,27 @@ private struct CallDescription {
     init(_ members: [(key: String, value: ConfigJSONValue)]) throws(IAPVFailure) {
         var endpoint: APIEndpoint?
         for (key, value) in members {
-            switch key {
-            case "endpoint":
+            switch CallMember.member(named: key) {
+            case .endpoint:
                 guard let s = value.string else { throw .argument("call.endpoint must be a string") }
                 guard let e = APIEndpoint(rawValue: s) else {
                     throw .argument("call.endpoint \"\(s)\" is unknown; expected one of " + APIEndpoint.allCases.map(\.rawValue).joined(separator: ", "))
                 }
                 endpoint = e
-            case "environment":
+            case .environment:
                 guard let s = value.string, let e = ServerEnvironment.parse(s, path: "call.environment", deprecations: &deprecations) else {
                     throw .argument("call.environment must be \(ServerEnvironment.expectedForAPI)")
                 }
                 environment = e
-            case "token_lifetime_seconds":
+            case .tokenLifetimeSeconds:
                 guard let n = value.integer, (1...APIToken.maxLifetimeSeconds).contains(n) else {
                     throw .argument("call.token_lifetime_seconds must be an integer from 1 to 3600")
                 }
                 lifetime = n
-            case "query": query = value
-            case "body": body = value
-            case "body_base64": bodyBase64 = value
-            default:
+            case .query: query = value
+            case .body: body = value
+            case .bodyBase64: bodyBase64 = value
+            case nil:
                 guard let p = APIParameter(rawValue: key) else {
                     let hint = APIParameter(rawValue: CallKeys.snakeCase(key)).map { "; did you mean \"\($0.rawValue)\"?" } ?? ""
                     throw .argument("call: unknown key \"\(key)\"\(hint)")

@@ -59,14 +59,9 @@ struct OfferRequest {
     var nonce: String? = nil
 
     /// The members each kind takes.
+    /// (The description says which: SignRequestMember.kinds.)
     static func allowed(_ kind: SignatureKind) -> Set<String> {
-        switch kind {
-        case .promotionalOfferV1: return ["kind", "nonce", "product_id", "offer_identifier", "application_username", "app_account_token"]
-        case .promotionalOfferV2: return ["kind", "nonce", "product_id", "offer_identifier", "transaction_id"]
-        case .introductoryOfferEligibility: return ["kind", "nonce", "product_id", "allow_introductory_offer", "transaction_id"]
-        case .advancedCommerceRequest: return ["kind", "nonce", "request"]
-        case .realtimeResponse: return ["kind", "nonce", "message_identifier", "alternate_product_id", "promotional_offer"]
-        }
+        Set(SignRequestMember.allCases.filter { $0.kinds.contains(kind) }.map { "\($0.spec.name)" })
     }
 
     /// Refuses a member the kind does not take.

@@ -42,20 +42,20 @@ public final class Signer: @unchecked Sendable {
         }
         var pem: [UInt8]?, keyID: String?, issuerID: String?, bundleID: String?, base: String?, sandboxBase: String?, localBase: String?
         for (name, value) in members {
-            switch name {
-            case "private_key_pem":
+            switch SignerConfigMember.member(named: name) {
+            case .privateKeyPEM:
                 guard let s = value.string else { throw .config("signer config.private_key_pem must be a string") }
                 pem = Array(s.utf8)
-            case "key_id":
+            case .keyID:
                 guard let s = value.string else { throw .config("signer config.key_id must be a string") }
                 keyID = s
-            case "issuer_id":
+            case .issuerID:
                 guard let s = value.string else { throw .config("signer config.issuer_id must be a string") }
                 issuerID = s
-            case "bundle_id":
+            case .bundleID:
                 guard let s = value.string else { throw .config("signer config.bundle_id must be a string") }
                 bundleID = s
-            case "test_base_url":
+            case .testBaseURL:
                 if let s = value.string {
                     base = s
                     sandboxBase = s
@@ -72,12 +72,12 @@ public final class Signer: @unchecked Sendable {
                 } else {
                     throw .config("signer config.test_base_url must be a string or {\"Production\": ..., \"Sandbox\": ...}")
                 }
-            case "local_testing_base_url":
+            case .localTestingBaseURL:
                 guard let s = value.string, APIURL.isAnyBaseURL(s) else {
                     throw .config("signer config.local_testing_base_url must be http(s)://host[:port] with no path: the server calls with environment LocalTesting go to")
                 }
                 localBase = s
-            default:
+            case nil:
                 throw .config("signer config: unknown key \"\(name)\" (expected private_key_pem, key_id, issuer_id, bundle_id, local_testing_base_url, test_base_url)")
             }
         }

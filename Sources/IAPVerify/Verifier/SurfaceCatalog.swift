@@ -130,8 +130,91 @@ package enum SurfaceCatalog {
         for m in ConfigMember.allCases { w.beginObject(); writeMember(m.spec, into: &w); w.endObject() }
         w.endArray()
         w.endObject()
+        writeCalls(into: &w)
         w.endObject()
         return w.bytes
+    }
+
+    /// The Server API's input documents: the signer config, a call with every endpoint's
+    /// parameters, query and body, and a signature request with the kinds each member serves.
+    private static func writeCalls(into w: inout JSONWriter) {
+        w.key(text: "calls")
+        w.beginObject()
+        w.key(text: "iapv_signer_new")
+        w.beginObject()
+        w.key(text: "keys"); w.beginArray()
+        for m in SignerConfigMember.allCases { w.beginObject(); writeMember(m.spec, into: &w); w.endObject() }
+        w.endArray()
+        w.endObject()
+        w.key(text: "iapv_api_request")
+        w.beginObject()
+        w.key(text: "keys"); w.beginArray()
+        for m in CallMember.allCases { w.beginObject(); writeMember(m.spec, into: &w); w.endObject() }
+        for p in APIParameter.allCases {
+            w.beginObject()
+            w.key(text: "name"); w.string(p.rawValue)
+            w.key(text: "type"); w.string("string")
+            w.key(text: "presence"); w.string("when_present")
+            w.key(text: "meaning"); w.string("a parameter of " + p.endpoints.map(\.rawValue).joined(separator: ", "))
+            w.endObject()
+        }
+        w.endArray()
+        w.key(text: "endpoints"); w.beginArray()
+        for e in APIEndpoint.allCases { writeEndpoint(e, into: &w) }
+        w.endArray()
+        w.endObject()
+        w.key(text: "iapv_sign")
+        w.beginObject()
+        w.key(text: "keys"); w.beginArray()
+        for m in SignRequestMember.allCases {
+            w.beginObject()
+            writeMember(m.spec, into: &w)
+            w.key(text: "kinds"); w.beginArray(); for k in m.kinds { w.string(k.rawValue) }; w.endArray()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        w.endObject()
+    }
+
+    private static func writeEndpoint(_ e: APIEndpoint, into w: inout JSONWriter) {
+        let spec = e.spec
+        w.beginObject()
+        w.key(text: "name"); w.string(e.rawValue)
+        w.key(text: "method"); w.string(spec.method)
+        w.key(text: "path"); w.string(spec.pathTemplate)
+        w.key(text: "parameters"); w.beginArray()
+        for p in spec.pathParameters { w.string(p.rawValue) }
+        for (p, _) in spec.queryParameters.sorted(by: { $0.value < $1.value }) { w.string(p.rawValue) }
+        w.endArray()
+        w.key(text: "query"); w.beginArray()
+        for q in spec.query { w.beginObject(); w.key(text: "name"); w.string(q.name); w.key(text: "type"); w.string(q.type.describe); w.endObject() }
+        w.endArray()
+        w.key(text: "body")
+        switch spec.body {
+        case .json(let fields)?:
+            w.beginObject()
+            w.key(text: "content_type"); w.string("application/json")
+            w.key(text: "fields"); w.beginArray()
+            for f in fields {
+                w.beginObject()
+                w.key(text: "name"); w.string(f.name)
+                w.key(text: "type"); w.string(f.type.describe)
+                w.key(text: "required"); w.bool(f.required)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        case .binary(let type, let maxBytes)?:
+            w.beginObject()
+            w.key(text: "content_type"); w.string(type)
+            w.key(text: "max_bytes"); w.int(Int64(maxBytes))
+            w.endObject()
+        case nil:
+            w.null()
+        }
+        w.key(text: "deprecated"); w.bool(e.replacement != nil)
+        w.endObject()
     }
 
     private static func writeObject(_ name: String, meaning: String, _ specs: [MemberSpec], into w: inout JSONWriter) {

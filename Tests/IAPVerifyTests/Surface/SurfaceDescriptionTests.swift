@@ -70,4 +70,18 @@ final class SurfaceDescriptionTests: XCTestCase {
         XCTAssertEqual(config.first, "bundle_id")
         XCTAssertTrue(config.contains("environments"))
     }
+
+    func testTheServerAPIsInputsAreDescribed() throws {
+        let calls = try XCTUnwrap(description["calls"] as? [String: [String: Any]])
+        let endpoints = try XCTUnwrap(calls["iapv_api_request"]?["endpoints"] as? [[String: Any]])
+        XCTAssertEqual(endpoints.compactMap { $0["name"] as? String }, APIEndpoint.allCases.map(\.rawValue))
+        let cancel = try XCTUnwrap(endpoints.first { $0["name"] as? String == "advanced_commerce_cancel_subscription" })
+        XCTAssertEqual(cancel["path"] as? String, "advancedCommerce/v1/subscription/cancel/{transaction_id}")
+        let sign = try XCTUnwrap(calls["iapv_sign"]?["keys"] as? [[String: Any]])
+        for kind in SignatureKind.allCases {
+            let described = Set(sign.filter { ($0["kinds"] as? [String])?.contains(kind.rawValue) == true }.compactMap { $0["name"] as? String })
+            XCTAssertEqual(described, OfferRequest.allowed(kind), kind.rawValue)
+        }
+        XCTAssertEqual((calls["iapv_signer_new"]?["keys"] as? [[String: Any]])?.count, SignerConfigMember.allCases.count)
+    }
 }
