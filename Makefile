@@ -266,6 +266,7 @@ cli-test: all
 	Tests/cli/run.sh
 	$(PYTHON) Tests/architecture/check_fields.py
 	$(PYTHON) scripts/surface.py --check
+	$(PYTHON) Tests/architecture/check_result_order.py
 
 bench: bootstrap all
 	Benchmarks/run.sh
