@@ -39,11 +39,11 @@ package enum GrantMember: SurfaceObject {
         case .purchases: MemberSpec("purchases", .array(.object(PurchaseMember.self)), "every distinct transaction, oldest first")
         case .delivery: MemberSpec("delivery", .object(DeliveryMember.self), "what to deliver, what to take back and which orders are paid")
         case .unknownProducts: MemberSpec("unknown_products", .array(.string),
-            "product ids that grant nothing because their type is unknown (not in the catalog, or an unknown signed type)")
+            "product ids that grant nothing because their type is unknown: with a catalog, the ones it does not name; without one, the ones whose signed type this library does not know or that differs between purchases")
         case .catalogConflicts: MemberSpec("catalog_conflicts", .array(.object(CatalogConflictMember.self)),
-            "catalog entries whose type contradicts the type Apple signed; the catalog's rule is used")
+            "catalog entries whose type contradicts the type Apple signed for the product's purchases; the catalog's rule is used: fix the catalog")
         case .introEligible: MemberSpec("intro_eligible", .map(.boolean),
-            "per subscription group: whether the user may still get an introductory offer")
+            "per subscription group: whether the user may still get an introductory offer (false once a trial or intro period was used)")
         }
     }
 }
@@ -71,15 +71,15 @@ package enum EntitlementMember: SurfaceObject {
         case .ownership: MemberSpec("ownership", .string, nullable: true, values: .vocabulary(Ownership.self),
             "bought by the user, shared through Family Sharing, or assigned (Advanced Commerce, volume assignment)")
         case .expirationReason: MemberSpec("expiration_reason", .string, nullable: true,
-            values: .words("voluntary billing_error price_increase_declined product_unavailable unknown"), "for expired only: from renewal info's expiration intent")
+            values: .words("voluntary billing_error price_increase_declined product_unavailable unknown"), "for expired only: why, from renewal info's expiration intent")
         case .cancellationReason: MemberSpec("cancellation_reason", .string, presence: .whenPresent,
             "for a refund that carried one: Apple's code, \"1\" a problem in the app, \"0\" another reason")
         case .priceIncrease: MemberSpec("price_increase", .string, nullable: true, values: .words("pending accepted"),
-            "a price increase the user has not answered yet (pending) or has accepted; access is unchanged either way")
+            "a price increase the user has not answered yet (pending) or has accepted, from renewal info's priceIncreaseStatus or price_consent_status; access is unchanged either way")
         case .revocationType: MemberSpec("revocation_type", .string, presence: .whenPresent,
-            values: .open("REFUND_FULL REFUND_PRORATED FAMILY_REVOKE ASSIGNMENT_REVOKE"), "Apple's revocationType, when the deciding purchase was revoked")
+            values: .open("REFUND_FULL REFUND_PRORATED FAMILY_REVOKE ASSIGNMENT_REVOKE"), "Apple's revocationType, when the deciding purchase was revoked; every type ends access at the revocation date")
         case .reason: MemberSpec("reason", .string, "why, in one sentence, with dates in RFC 3339")
-        case .evidence: MemberSpec("evidence", .object(EvidenceMember.self), "which rule and which transaction decided")
+        case .evidence: MemberSpec("evidence", .object(EvidenceMember.self), "which rule of the engine and which transaction decided, how many competed, and the billing plan and offer of the deciding transaction")
         case .items: MemberSpec("items", .array(.object(EntitlementItemMember.self)), presence: .whenPresent,
             "the deciding purchase's Advanced Commerce items: grant an item only while its active is true")
         }

@@ -57,7 +57,7 @@ package enum ReceiptMember: SurfaceObject {
         case .sha1HashBase64: MemberSpec("sha1_hash_base64", .string, nullable: true, presence: .whenPresent, "attribute 5: the device hash")
         case .signing: MemberSpec("signing", .object(SigningMember.self), presence: .whenPresent, "how the receipt was signed, and by whom")
         case .inApp: MemberSpec("in_app", .array(.object(ReceiptInAppDescription.self)), presence: .whenPresent,
-            "attribute 17: every in-app purchase record, in receipt order")
+            "attribute 17: every in-app purchase record, in receipt order, as a normalised transaction with the receipt-only members")
         case .unknownAttributes: MemberSpec("unknown_attributes", .array(.object(UnknownAttributeMember.self)), presence: .whenPresent,
             "attributes the library does not name")
         }

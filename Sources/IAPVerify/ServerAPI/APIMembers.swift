@@ -22,15 +22,15 @@ package enum APIResponseResultMember: SurfaceObject {
         case .httpStatus: MemberSpec("http_status", .integer, "the HTTP status (from the options); 0 when Apple did not answer")
         case .action: MemberSpec("action", .string, values: .words("accept next_page retry_later retry_sandbox give_up fix_configuration reject"),
             "what to do next (docs/server-api.md); never accept or next_page unless valid")
-        case .retryAfterMs: MemberSpec("retry_after_ms", .integer, nullable: true, "how long to wait before the same call; set only with retry_later")
+        case .retryAfterMs: MemberSpec("retry_after_ms", .integer, nullable: true, "how long to wait before the same call; set only with retry_later (from Retry-After, at most an hour; else 1 s, 2 s, 4 s ... up to 60 s)")
         case .deprecations: MemberSpec("deprecations", .array(.string), "old spellings the call or options used, each with what to write instead")
         case .errorCode: MemberSpec("error_code", .integer, nullable: true, "Apple's errorCode from an error body")
         case .errorMessage: MemberSpec("error_message", .string, nullable: true, "Apple's errorMessage, at most 512 characters")
         case .trusted: MemberSpec("trusted", .boolean, "true only when the verdict is valid")
         case .nextPage: MemberSpec("next_page", .object(NextPageMember.self), nullable: true, "with next_page: what to put in the next call")
-        case .signedItems: MemberSpec("signed_items", .integer, "how many signed items of the answer were verified")
+        case .signedItems: MemberSpec("signed_items", .integer, "how many signed items of the answer were verified (a notification's nested items count with it)")
         case .orderStatus: MemberSpec("order_status", .integer, nullable: true, "order_lookup: Apple's status (0 valid; 1 makes the verdict rejected_by_apple)")
-        case .transactions: MemberSpec("transactions", .array(.object(TransactionDescription.self)), "the verified transactions, in the answer's order")
+        case .transactions: MemberSpec("transactions", .array(.object(TransactionDescription.self)), "the verified transactions, in the answer's order (for a notification history, the notifications' nested transactions)")
         case .renewalInfo: MemberSpec("renewal_info", .array(.object(RenewalInfoDescription.self)), "the verified renewal infos")
         case .appTransaction: MemberSpec("app_transaction", .json, nullable: true, "app_transaction_info: the verified app transaction payload, in Apple's field names")
         case .notifications: MemberSpec("notifications", .array(.object(APINotificationMember.self)), "notification_history and test_notification_status: each verified notification")
@@ -39,7 +39,7 @@ package enum APIResponseResultMember: SurfaceObject {
         case .statusDisagreements: MemberSpec("status_disagreements", .array(.object(StatusCheckMember.self)), "the subscription_statuses entries whose agrees is false")
         case .revocation: MemberSpec("revocation", .object(RevocationMember.self), nullable: true, "the first signed item's (or the refused item's) revocation facts")
         case .unsigned: MemberSpec("unsigned", .json, nullable: true,
-            "the answer's top-level fields that are not signed items, as Apple wrote them: data to continue with, not evidence")
+            "the answer's top-level fields that are not signed items, as Apple wrote them (revision, hasMore, ...): data to continue with, not evidence; null when the body was refused as a whole")
         }
     }
 }

@@ -24,7 +24,7 @@ package enum JWSResultMember: SurfaceObject {
         case .validatedAtMs: MemberSpec("validated_at_ms", .ms, nullable: true,
             "the instant the chain was validated at: signedDate, else receiptCreationDate, else now_ms")
         case .chain: MemberSpec("chain", .array(.object(CertificateMember.self)), "the verified x5c chain, leaf first; empty unless it verified")
-        case .revocation: MemberSpec("revocation", .object(RevocationMember.self), nullable: true, "the leaf's revocation facts; null until the chain verified")
+        case .revocation: MemberSpec("revocation", .object(RevocationMember.self), nullable: true, "the leaf's revocation facts: the OCSP request to send and what the answers passed said; null until the chain verified, kept when the token is refused later")
         case .transaction: MemberSpec("transaction", .object(TransactionDescription.self), nullable: true, "kind transaction: the normalised transaction")
         case .appAccountToken: MemberSpec("app_account_token", .string, nullable: true, "kind transaction: the UUID the app set at purchase (compare as lower-case UUIDs)")
         case .productType: MemberSpec("product_type", .string, nullable: true, "kind transaction: Apple's product type, as signed")

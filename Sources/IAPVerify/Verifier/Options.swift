@@ -28,8 +28,8 @@ enum OptionKey: CaseIterable {
         switch self {
         case .deviceID: MemberSpec("device_id", .string, nullable: true, default: "null",
             "the device's identifierForVendor (UUID) or, on macOS, its 12-hex-digit MAC address: the receipt's device hash is checked against it")
-        case .environment: MemberSpec("environment", .string, nullable: true, values: .vocabulary(ServerEnvironment.self), default: "null",
-            "the host that answered (Production or Sandbox; LocalTesting for API answers)")
+        case .environment: MemberSpec("environment", .string, nullable: true, values: .vocabulary(ServerEnvironment.self), default: "\"Production\"",
+            "the host that answered: the /verifyReceipt host for responses, the App Store Server API host for API answers (LocalTesting too)")
         case .endpoint: MemberSpec("endpoint", .string, nullable: true, default: "null",
             "API answers: the endpoint that answered (required); /verifyReceipt: the deprecated name of environment")
         case .attempt: MemberSpec("attempt", .integer, nullable: true, default: "1", "which try of the same call this is (1 the first): the retry backoff grows with it")
@@ -44,9 +44,9 @@ enum OptionKey: CaseIterable {
         case .seenNotificationUUIDs: MemberSpec("seen_notification_uuids", .array(.string), nullable: true, default: "[]",
             "notificationUUIDs already applied: a repeat is ignore_duplicate")
         case .ocspResponses: MemberSpec("ocsp_responses", .array(.string), nullable: true, default: "[]",
-            "base64 DER OCSP answers for the signing certificate (docs/revocation.md)")
+            "base64 DER OCSP answers the responders gave to earlier results' requests; answers for other certificates are skipped, so one cached list can serve every call (docs/revocation.md)")
         case .httpStatus: MemberSpec("http_status", .integer, nullable: true, default: "null",
-            "the HTTP status Apple answered with (API answers: required); 0 when Apple did not answer")
+            "the HTTP status Apple answered with, or 0 when Apple did not answer (refused, reset, timed out): the body is then not read; API answers: required")
         case .retryAfter: MemberSpec("retry_after", .string, nullable: true, default: "null", "API answers: the Retry-After header's text")
         case .kind: MemberSpec("kind", .string, nullable: true, values: .words("transaction renewal_info app_transaction notification realtime_request"),
             default: "null", "the kind of signed payload expected: any other kind is malformed (name it wherever the app sends a jwsRepresentation)")

@@ -15,8 +15,8 @@ package enum ResponseResultMember: SurfaceObject {
         case .status: MemberSpec("status", .integer, nullable: true, "Apple's status; null when the body has none")
         case .action: MemberSpec("action", .string, values: .words("accept retry_sandbox retry_production retry_later give_up fix_configuration reject"),
             "what to do next (docs/verifyreceipt.md)")
-        case .retryAfterMs: MemberSpec("retry_after_ms", .integer, nullable: true, "how long to wait; set only with retry_later")
-        case .deprecations: MemberSpec("deprecations", .array(.string), "old spellings the options used, each with what to write instead")
+        case .retryAfterMs: MemberSpec("retry_after_ms", .integer, nullable: true, "how long to wait; set only with retry_later (1 s, 2 s, 4 s, 8 s ... up to 60 s)")
+        case .deprecations: MemberSpec("deprecations", .array(.string), "old spellings the options used (endpoint for the host, lower-case production), each a sentence saying what to write instead; they stop working in the next release")
         case .environment: MemberSpec("environment", .string, nullable: true, values: .vocabulary(PurchaseEnvironment.self),
             "the receipt's: the body's environment, else its receipt_type, else the host that answered")
         case .receipt: MemberSpec("receipt", .object(ResponseReceiptMember.self), nullable: true,
