@@ -348,7 +348,8 @@ def report(results: dict, profile: Path, out) -> None:
         doc = json.loads(profile.read_text())
         total = max(doc["samples"], 1)
         lines += ["", f"where the front's CPU went (now, a sampled run of each load at 4 clients; {total} samples"
-                      " of running Python threads):"]
+                      " of Python threads not waiting in a known place; a thread inside a C call, as psycopg's"
+                      " sends and the library's calls, counts as running even while that call waits):"]
         lines += [f"  {n / total:6.1%}  {name}" for name, n in doc["layers"]]
         lines += ["  top functions:"] + [f"  {n / total:6.1%}  {name}" for name, n in doc["functions"][:12]]
     text = "\n".join(lines)

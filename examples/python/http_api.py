@@ -39,7 +39,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from http_middleware import CLIENT, USER, VIA_PROXY, AccessLog, BodyLimits, RequestLimit
+from http_middleware import CLIENT, USER, VIA_PROXY, AccessLog, BodyLimits, EntitlementReads, RequestLimit
 from http_server import ConnectionGuard, Proxies, RefusalLog, bind, guarded_protocol
 from observability import log_event
 from apple import server_environment
@@ -244,14 +244,14 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         request.scope["iapv.logged"] = True
         return error(503, "temporarily unavailable, try again")
 
-    def user(request: Request, authorization: Optional[str], claimed: Optional[str]) -> str:
+    def user(scope, authorization: Optional[str], claimed: Optional[str]) -> str:
         # The token is checked before the clock (the database's) is read: no token, no database.
         who = auth.user_of(authorization, service.clock)
         if who is None:
             raise _HTTPError(401, "a valid user token is required (Authorization: Bearer ...)")
         if claimed is not None and canonical_user_id(claimed) != who:
             raise _HTTPError(403, "user_id is not the authenticated user")
-        request.scope[USER] = who
+        scope[USER] = who
         return who
 
     def operator(authorization: Optional[str]) -> None:
@@ -289,7 +289,7 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     @app.post("/orders", status_code=201)
     def create_order(body: OrderRequest, request: Request, authorization: Annotated[Optional[str], Header()] = None) -> dict:
-        who = user(request, authorization, body.user_id)
+        who = user(request.scope, authorization, body.user_id)
         catalog = service.config.get("products")
         if catalog is not None and body.product_id not in catalog:   # an order nothing could ever pay
             raise _HTTPError(422, f"product_id {body.product_id!r} is not in the service's catalog")
@@ -300,7 +300,7 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
     async def submit_receipt(body: ReceiptRequest, request: Request,
                              authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
         def check() -> tuple[str, Optional[dict]]:
-            who = user(request, authorization, body.user_id)
+            who = user(request.scope, authorization, body.user_id)
             admit(claims, who, request, "receipt")
             return who, service.purchases.check_receipt(who, body.receipt)
         who, refused = await run_in_threadpool(check)
@@ -310,7 +310,7 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
     async def submit_transaction(body: TransactionRequest, request: Request,
                                  authorization: Annotated[Optional[str], Header()] = None) -> JSONResponse:
         def check() -> Union[JSONResponse, tuple[str, str, str, str]]:
-            who = user(request, authorization, body.user_id)
+            who = user(request.scope, authorization, body.user_id)
             if (body.signed_transaction is None) == (body.transaction_id is None):
                 return error(422, "invalid request", field="signed_transaction",
                              problem="send signed_transaction (the app's signed transaction) or transaction_id, not both")
@@ -324,21 +324,26 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
         checked = await run_in_threadpool(check)
         return checked if isinstance(checked, JSONResponse) else await claim(*checked)
 
-    @app.get("/users/{user_id}/entitlements")
-    def entitlements(user_id: str, request: Request,
-                     authorization: Annotated[Optional[str], Header()] = None) -> Response:
-        if not re.fullmatch(USER_ID, user_id):
-            return error(422, "invalid request", field="user_id", problem="1-64 letters, digits, '-' or '_'")
-        who = user(request, authorization, user_id)
-        doc = service.entitlements(who)
+    def entitlements(scope, user_id: str, authorization: Optional[str], if_none_match: str) -> tuple[int, dict, bytes]:
+        """GET /users/{user_id}/entitlements, the request apps make most: answered by
+        http_middleware.EntitlementReads on FastAPI's thread pool, without its routing and
+        parameter layers (half the front's CPU per read). (status, headers, body)."""
+        try:
+            if not re.fullmatch(USER_ID, user_id):
+                return 422, {}, json.dumps({"error": "invalid request", "field": "user_id",
+                                            "problem": "1-64 letters, digits, '-' or '_'"}).encode()
+            who = user(scope, authorization, user_id)
+            doc = service.entitlements(who)
+        except _HTTPError as e:
+            return e.status, e.headers, json.dumps({"error": e.message}).encode()
         # The ETag covers what the app acts on, not the clock: it changes when access changes.
         # The entitlements are encoded once, for the tag and the body.
         listed = json.dumps(doc["entitlements"], sort_keys=True, separators=(",", ":"))
         tag = '"' + hashlib.sha256(listed.encode()).hexdigest()[:32] + '"'
-        if tag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
-            return Response(status_code=304, headers={"ETag": tag})
+        if tag in [t.strip() for t in if_none_match.split(",")]:
+            return 304, {"ETag": tag}, b""
         body = f'{{"user_id":{json.dumps(doc["user_id"])},"now_ms":{int(doc["now_ms"])},"entitlements":{listed}}}'
-        return Response(body, media_type="application/json", headers={"ETag": tag, "Cache-Control": "private, no-cache"})
+        return 200, {"ETag": tag, "Cache-Control": "private, no-cache"}, body.encode()
 
     @app.post("/apple/notifications")
     def notification(body: NotificationRequest) -> JSONResponse:
@@ -388,7 +393,8 @@ def create_app(service: PurchaseService, auth: Auth, limits: Limits = Limits()) 
 
     refusals = RefusalLog()
     outer = AccessLog(None, service, auth, proxies, refusals)
-    outer.app = RequestLimit(BodyLimits(app, limits), limits.max_concurrency, outer.connection_refused)
+    outer.app = RequestLimit(BodyLimits(EntitlementReads(app, entitlements), limits), limits.max_concurrency,
+                             outer.connection_refused)
     outer.guard = ConnectionGuard(limits.max_connections, limits.connections_per_address, proxies,
                                   outer.connection_refused)
     return outer

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Optional
 
 from http_server import Proxies, RefusalLog
@@ -114,6 +116,41 @@ class RequestLimit:
             self.in_hand -= 1
 
 
+class EntitlementReads:
+    """GET /users/{user_id}/entitlements straight from ASGI: the same checks and answers as an
+    endpoint (http_api's `entitlements`, on the same thread pool), without FastAPI's routing,
+    parameter and response layers, which cost as much CPU as the read itself. Anything else goes
+    on to the app. An error the read raises is logged once and answered 503, as the app's are."""
+
+    PATH = re.compile(r"/users/([^/]*)/entitlements")
+    ROUTE = SimpleNamespace(path="/users/{user_id}/entitlements")    # the route label of the metrics
+
+    def __init__(self, app, read):
+        self.app, self.read = app, read
+
+    async def __call__(self, scope, receive, send):
+        match = self.PATH.fullmatch(scope["path"]) if scope["type"] == "http" and scope["method"] == "GET" else None
+        if match is None:
+            return await self.app(scope, receive, send)
+        from fastapi.concurrency import run_in_threadpool
+        scope["route"] = self.ROUTE
+        headers = dict(scope["headers"])
+        try:
+            status, extra, body = await run_in_threadpool(
+                self.read, scope, match.group(1), headers.get(b"authorization", b"").decode("latin-1") or None,
+                headers.get(b"if-none-match", b"").decode("latin-1"))
+        except Exception as e:
+            log_event(logging.ERROR, "request_failed", path=scope["path"][:200], error=f"{type(e).__name__}: {e}"[:500])
+            scope["iapv.logged"] = True
+            return await answer(send, 503, "temporarily unavailable, try again")
+        out = [(b"content-length", str(len(body)).encode())]
+        if status != 304:
+            out.append((b"content-type", b"application/json"))
+        out += [(k.lower().encode(), v.encode()) for k, v in extra.items()]
+        await send({"type": "http.response.start", "status": status, "headers": out})
+        await send({"type": "http.response.body", "body": body})
+
+
 class BodyLimits:
     """Reads the whole body before the app sees it, refusing one over its path's limit (413, from
     Content-Length or as it streams) or one that does not arrive within body_timeout_s (408: a
@@ -132,9 +169,11 @@ class BodyLimits:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        limit = self.limit_for(scope["path"])
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length")
+        if scope["method"] in ("GET", "HEAD") and declared is None and b"transfer-encoding" not in headers:
+            return await self.app(scope, receive, send)     # no body to wait for
+        limit = self.limit_for(scope["path"])
         if scope["method"] == "POST" and declared not in (None, b"0") and \
                 not headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
             return await answer(send, 415, "send the body as JSON with Content-Type: application/json", close=True)

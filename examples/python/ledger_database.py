@@ -168,8 +168,14 @@ class Database:
             with self.transaction() as db:
                 return db.query(sql, params)
         import psycopg
+        from psycopg_pool import PoolTimeout
         for attempt in range(3):
-            conn = self._checkout()
+            # No liveness check first (a round trip each time): a connection PostgreSQL dropped
+            # fails this statement instead, and it is sent again on a checked one.
+            try:
+                conn = self._pool.getconn(timeout=self.pool_timeout_s) if attempt == 0 else self._checkout()
+            except PoolTimeout:
+                raise PoolTimeout(f"couldn't get a connection after {self.pool_timeout_s:.2f} sec") from None
             try:
                 conn.autocommit = True
                 try:
