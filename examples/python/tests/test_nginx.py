@@ -1,7 +1,7 @@
 """The deployment for more than one process (README.md, "Behind nginx"): the real nginx with
 deploy/nginx.conf in front of two fronts started with --trusted-proxies. A reconnecting
 slowloris from one address leaves /livez and /readyz at 200; the client's address the fronts log
-and limit by is the one nginx saw, whatever X-Forwarded-For the client sent; 150 users
+and limit by is the one nginx saw, whatever X-Forwarded-For the client sent; 100 users
 behind one address are not refused for sharing it."""
 from __future__ import annotations
 
@@ -55,11 +55,20 @@ def _answers(url: str) -> bool:
 
 @pytest.fixture
 def behind_nginx(tmp_path, apple):
+    yield from nginx_and_fronts(tmp_path, apple, 2)
+
+
+@pytest.fixture
+def one_front_behind_nginx(tmp_path, apple):
+    yield from nginx_and_fronts(tmp_path, apple, 1)
+
+
+def nginx_and_fronts(tmp_path, apple, n: int):
     cluster = Cluster(tmp_path, apple.url)
     nginx = None
     try:
         # The default claim limits, and the default connection cap: nginx's address has none.
-        fronts = [cluster.start("front", "--port", "0", "--trusted-proxies", "127.0.0.1")[1] for _ in range(2)]
+        fronts = [cluster.start("front", "--port", "0", "--trusted-proxies", "127.0.0.1")[1] for _ in range(n)]
         nginx = Nginx(tmp_path / "nginx", ["http://" + line.split(" listening on ")[1].split(" ")[0] for line in fronts])
         yield cluster, nginx
     finally:
@@ -109,9 +118,11 @@ def test_the_client_address_is_the_one_nginx_saw(behind_nginx, apple):
     assert "127.0.0.2" in clients and "203.0.113.7" not in clients, clients
 
 
-def test_many_users_behind_one_address_are_not_refused_for_it(behind_nginx, apple):
-    cluster, nginx = behind_nginx
-    apple.answer_with(lambda endpoint, name, n: b'{"status": 21002}')
+def test_many_users_behind_one_address_are_not_refused_for_it(one_front_behind_nginx, apple):
+    """100 users behind one address (a NAT), one claim each, on one front: before, the front's
+    per-address limit (60 a minute) refused 40 of them. 100 requests at once are within nginx's
+    own burst for an address."""
+    cluster, nginx = one_front_behind_nginx
     garbage = {"receipt": "bm90IGEgcmVjZWlwdA=="}       # refused by the library, Apple never asked
-    codes = [post(nginx.url + "/receipts", garbage, headers=user_headers(f"nat{i}"))[0] for i in range(150)]
-    assert codes == [400] * 150       # 75 a front: the per-address default is for an address trying many accounts
+    codes = [post(nginx.url + "/receipts", garbage, headers=user_headers(f"nat{i}"))[0] for i in range(100)]
+    assert codes == [400] * 100
