@@ -22,7 +22,7 @@ import pytest
 
 from http_api import Limits
 from service import serve
-from support import CONSUMABLE, NOW, get, operator_headers, post, signed_receipt, user_headers
+from support import CONSUMABLE, NOW, get, operator_headers, post, signed_receipt, user_headers, wait_for
 
 
 @pytest.fixture
@@ -97,6 +97,7 @@ def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_serv
     opened: list = []
     attacker = threading.Thread(target=lambda: opened.append(slowloris(server.server_address[1], "127.0.0.2", 230, stop)))
     attacker.start()
+    began = time.monotonic()
     try:
         time.sleep(1.0)   # the attacker's connections are open (and being reopened)
         probes = [get(base + path)[0] for _ in range(40) for path in ("/livez", "/readyz")]
@@ -110,9 +111,9 @@ def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_serv
     assert opened[0][0] > 230                  # it did reconnect
     refused = [r for r in caplog.records if r.getMessage() == "connection_refused"]
     assert refused and all(r.fields["client"] == "127.0.0.2" for r in refused)
-    assert refused[0].fields["reason"] == "connections_per_address"
-    # Throttled: one line per address and reason every 10 s, the rest counted.
-    assert len(refused) <= 4, len(refused)
+    assert "connections_per_address" in {r.fields["reason"] for r in refused}
+    # Throttled: one line per address and reason (here also head_timeout) every 10 s, the rest counted.
+    assert len(refused) <= 2 * (1 + int((time.monotonic() - began) / 10)), len(refused)
     assert 'connection_refusals_total{reason="connections_per_address"}' in text
 
 
@@ -134,7 +135,8 @@ def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(sqlite_se
         apple.release()
         for t in claims:
             t.join()
-        assert post(base + "/orders", {"user_id": "u9", "product_id": "com.test.app.mercury"})[0] == 201
+        wait_for(lambda: post(base + "/orders", {"user_id": "u9", "product_id": "com.test.app.mercury"})[0] == 201,
+                 "the claims' requests to leave the count")
         assert 'connection_refusals_total{reason="max_concurrency"} 1.0' in metrics_text(base)
     finally:
         apple.release()
@@ -269,8 +271,9 @@ def test_metrics_are_served_while_the_database_is_away(tmp_path, apple):
     service = PurchaseService(config(), ledger, "", apple.url)
     server, base = start(service)
     try:
-        text = metrics_text(base)
-        assert "db_stats_stale 0.0" in text and 'queue_jobs{state="pending"} 0.0' in text
+        text = wait_for(lambda: (lambda t: t if "db_stats_stale 0.0" in t else None)(metrics_text(base)),
+                        "a fresh read of the database's gauges")
+        assert 'queue_jobs{state="pending"} 0.0' in text
         (tmp_path / "p.db").unlink()
         (tmp_path / "p.db").mkdir()          # the database cannot be opened any more
         text = metrics_text(base)
