@@ -117,9 +117,10 @@ def test_a_reconnecting_slowloris_from_one_address_leaves_probes_and_others_serv
     assert 'connection_refusals_total{reason="connections_per_address"}' in text
 
 
-def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(sqlite_service, apple):
+def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(sqlite_service, apple, caplog):
     """Requests in hand count, not connections: with 2 claims waiting on Apple and a limit of 2,
-    a third request is 503 (logged with its address) while /livez and /readyz are 200."""
+    a third request is 503 (counted, and with its access line) while /livez and /readyz are 200."""
+    caplog.set_level(logging.INFO, logger="purchases")
     apple.script("R", "production", CONSUMABLE)
     apple.hold_from(1)
     server, base = start(sqlite_service, max_concurrency=2, apple_concurrency=4)
@@ -138,6 +139,8 @@ def test_requests_beyond_the_limit_are_refused_but_probes_are_answered(sqlite_se
         wait_for(lambda: post(base + "/orders", {"user_id": "u9", "product_id": "com.test.app.mercury"})[0] == 201,
                  "the claims' requests to leave the count")
         assert 'connection_refusals_total{reason="max_concurrency"} 1.0' in metrics_text(base)
+        assert [(r.fields["path"], r.fields["client"]) for r in caplog.records
+                if r.getMessage() == "http" and r.fields.get("status") == 503] == [("/orders", "127.0.0.1")]
     finally:
         apple.release()
         server.shutdown()
@@ -279,5 +282,14 @@ def test_metrics_are_served_while_the_database_is_away(tmp_path, apple):
         text = metrics_text(base)
         assert "db_stats_stale 1.0" in text and 'queue_jobs{state="pending"} 0.0' in text
         assert get(base + "/livez")[0] == 200 and get(base + "/readyz")[0] == 503
+        # A worker's own /metrics (--health-port) too: before, its connection was closed.
+        from service import worker_health
+        health = worker_health(service, "127.0.0.1", 0, live_within_s=60)
+        try:
+            port = health.server_address[1]
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+                assert r.status == 200 and b"db_stats_stale 1.0" in r.read()
+        finally:
+            health.shutdown()
     finally:
         server.shutdown()
