@@ -16,8 +16,13 @@ Who may ask what:
   credential: the signature of its payload.
 - `GET /health` says only whether the database answers and how long the queue is.
 
-The library calls block, so the endpoints are plain functions: FastAPI runs them in its thread
-pool, and the event loop only moves bytes.
+The library and database calls block, so most endpoints are plain functions: FastAPI runs them
+in its thread pool, and the event loop only moves bytes. Calls to Apple never run there: a claim
+is checked on that pool, then asks Apple on one of the front's own `apple_concurrency` threads
+(AppleSlots), or is queued for a worker (202) when all are taken. The entitlement read, the
+request apps make most, is answered by http_middleware.EntitlementReads on the same pool without
+FastAPI's routing layers. Liveness, readiness and /metrics are answered outside the request limit
+(readiness and /metrics on two threads of their own).
 """
 from __future__ import annotations
 

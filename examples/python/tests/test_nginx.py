@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import EXAMPLE, Cluster, get, post, signed_receipt, user_headers, wait_for
+from support import EXAMPLE, Cluster, get, post, user_headers, wait_for
 from test_attacker import slowloris
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
