@@ -17,7 +17,7 @@ GO = ROOT / "bindings" / "go"
 LUA = ROOT / "bindings" / "lua" / "lib" / "resty" / "iapverify.lua"
 HEADER = ROOT / "Include" / "iapverify.h"
 
-TABLE_DOCS = ("docs/results.md", "docs/options.md", "docs/config.md", "docs/entitlements.md")
+TABLE_DOCS = ("docs/results.md", "docs/options.md", "docs/config.md", "docs/entitlements.md", "docs/server-api.md")
 
 problems: list[str] = []
 notes: list[str] = []

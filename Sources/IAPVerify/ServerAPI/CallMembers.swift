@@ -30,12 +30,14 @@ package enum CallMember: SurfaceObject {
 
     @inline(__always) package var spec: MemberSpec {
         switch self {
-        case .endpoint: MemberSpec("endpoint", .string, values: .vocabulary(APIEndpoint.self), "the endpoint to call (required)")
-        case .environment: MemberSpec("environment", .string, values: .words("Production Sandbox LocalTesting"), default: "\"Production\"", "the host to call")
+        case .endpoint: MemberSpec("endpoint", .string, values: .vocabulary(APIEndpoint.self), "the endpoint to call (required): one of the names of the endpoints table")
+        case .environment: MemberSpec("environment", .string, values: .words("Production Sandbox LocalTesting"), default: "\"Production\"",
+            "which host: LocalTesting calls the signer's local_testing_base_url; the lower-case production and sandbox of 0.1 still work, with a note in deprecations")
         case .tokenLifetimeSeconds: MemberSpec("token_lifetime_seconds", .integer, default: "300", "the bearer token's lifetime, 1 to 3600 seconds")
-        case .query: MemberSpec("query", .json, nullable: true, default: "null", "the endpoint's query filters, by Apple's names")
-        case .body: MemberSpec("body", .json, nullable: true, default: "null", "the endpoint's JSON body, by Apple's names, checked field by field")
-        case .bodyBase64: MemberSpec("body_base64", .string, nullable: true, default: "null", "a binary body (an image), base64")
+        case .query: MemberSpec("query", .json, nullable: true, default: "null", "an object of the endpoint's query filters, in Apple's names")
+        case .body: MemberSpec("body", .json, nullable: true, default: "null", "an object of the endpoint's body fields, in Apple's names, checked field by field")
+        case .bodyBase64: MemberSpec("body_base64", .string, nullable: true, default: "null",
+            "upload_image only: the PNG file's bytes, base64 (the Python binding takes bytes as body; Go marshals a []byte to base64)")
         }
     }
 }
@@ -80,6 +82,24 @@ package enum SignRequestMember: SurfaceObject {
 }
 
 extension APIParameter {
+    /// What the parameter is, for the description (the endpoints table says which take it).
+    var meaning: String {
+        switch self {
+        case .transactionID: return "a transaction id, as Apple gave it (the path of most endpoints)"
+        case .originalTransactionID: return "the subscription's original transaction id"
+        case .orderID: return "the order id of the customer's e-mail receipt (order_lookup)"
+        case .revision: return "histories: the previous page's revision (paging)"
+        case .paginationToken: return "notification history: the previous page's paginationToken (paging)"
+        case .productID: return "a product id"
+        case .requestIdentifier: return "mass_extend_status: the requestIdentifier you sent with mass_extend_renewal_date"
+        case .testNotificationToken: return "test_notification_status: the token test_notification answered"
+        case .imageIdentifier: return "Retention Messaging: an image's id, a UUID you make (sent in lower case)"
+        case .messageIdentifier: return "Retention Messaging: a message's id, a UUID you make (sent in lower case)"
+        case .locale: return "Retention Messaging: the default message's locale"
+        case .requestID: return "Retention Messaging: a performance test's request id"
+        }
+    }
+
     /// The endpoints whose path or paging takes it, for the description.
     var endpoints: [APIEndpoint] {
         APIEndpoint.allCases.filter { $0.spec.pathParameters.contains(self) || $0.spec.queryParameters[self] != nil }

@@ -155,7 +155,8 @@ package enum SurfaceCatalog {
             w.key(text: "name"); w.string(p.rawValue)
             w.key(text: "type"); w.string("string")
             w.key(text: "presence"); w.string("when_present")
-            w.key(text: "meaning"); w.string("a parameter of " + p.endpoints.map(\.rawValue).joined(separator: ", "))
+            w.key(text: "meaning"); w.string(p.meaning)
+            w.key(text: "endpoints"); w.beginArray(); for e in p.endpoints { w.string(e.rawValue) }; w.endArray()
             w.endObject()
         }
         w.endArray()
