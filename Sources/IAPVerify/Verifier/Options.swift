@@ -18,9 +18,12 @@ enum OptionKey: CaseIterable {
     case seenNotificationUUIDs, ocspResponses, httpStatus, retryAfter, kind, seenRequestIdentifiers, maxAgeMs
 
     init?(name: String) {
-        guard let key = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        guard let key = Self.byName[name] else { return nil }
         self = key
     }
+
+    /// Every key by its name, made once: an options document is read on every call.
+    private static let byName: [String: OptionKey] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
 
     var name: String { "\(spec.name)" }
 
