@@ -245,6 +245,7 @@ docc:
 	  generate-documentation --target IAPVerify --warnings-as-errors --output-path $(CURDIR)/$(OUT)/docc/IAPVerify.doccarchive
 	@test -f $(OUT)/docc/IAPVerify.doccarchive/metadata.json || { echo "make docc: no archive in $(OUT)/docc" >&2; exit 1; }
 	@echo "docc: $(OUT)/docc/IAPVerify.doccarchive (no warnings)"
+	Tests/release/docc-broken-link.sh
 
 # A new Swift package that depends on a clone of this repository exactly as docs/swift.md shows
 # (branch: "main", then from: the version on a tagged clone) resolves and builds (.ci/run).
