@@ -489,11 +489,6 @@ func TestInterpretAPIResponseOptions(t *testing.T) {
 	if err != nil || !r.Valid || r.Action != "accept" {
 		t.Fatalf("finish_transaction: %v %s", err, r.Raw)
 	}
-	bad := []APIResponseOptions{
-		{HTTPStatus: 200},
-		{Endpoint: "transaction_info"},
-		{Endpoint: "transaction_lottery", HTTPStatus: 200},
-		{Endpoint: "transaction_info", HTTPStatus: 200, Environment: "staging"},
 	// ... and the typed fields carry every key of iapv_interpret_api_response.
 	r, err = v.InterpretAPIResponse(nil, APIResponseOptions{Endpoint: "finish_transaction", HTTPStatus: 200,
 		DeliveredTransactionIDs: []string{"1"}, Orders: []Order{{OrderID: "A", ProductID: "coins", CreatedMs: 900}},
@@ -501,9 +496,14 @@ func TestInterpretAPIResponseOptions(t *testing.T) {
 	if err != nil || !r.Valid || r.Action != "accept" || len(r.Delivery.Orders) != 1 || r.Delivery.Orders[0].Status != "unmatched" {
 		t.Fatalf("typed delivery options: %v %s", err, r.Raw)
 	}
-		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"attempt": 2}},
+	bad := []APIResponseOptions{
 		{Endpoint: "transaction_info", HTTPStatus: 200, DeliveredTransactionIDs: []string{"1"},
 			Extra: map[string]any{"delivered_transaction_ids": []string{"2"}}},
+		{HTTPStatus: 200},
+		{Endpoint: "transaction_info"},
+		{Endpoint: "transaction_lottery", HTTPStatus: 200},
+		{Endpoint: "transaction_info", HTTPStatus: 200, Environment: "staging"},
+		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"attempt": 2}},
 		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"colour": "red"}},
 		{Endpoint: "transaction_info", HTTPStatus: 200, Extra: map[string]any{"f": func() {}}},
 	}
