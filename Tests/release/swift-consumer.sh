@@ -51,7 +51,8 @@ out=$("$(cd "$APP" && swift build -c debug --show-bin-path)/Server")
 echo "ok   branch: \"main\" resolves, builds and runs (verdict $out)"
 
 # The released form: tag the clone as make release would, switch the lines, resolve.
-git -C "$TMP/iapverify" tag -a "v$VERSION" -m "test tag"
+# -f: a clone of a released repository already has the tag (on the released commit).
+git -C "$TMP/iapverify" tag -f -a "v$VERSION" -m "test tag" > /dev/null
 sed -e "s|^\(\s*\)\.package(url: \"$TMP/iapverify\", branch: \"main\"),|\1// (branch form off)|" \
     -e "s|^\(\s*\)// \.package(url: \"$TMP/iapverify\", from: \"$VERSION\"),|\1.package(url: \"$TMP/iapverify\", from: \"$VERSION\"),|" \
     "$APP/Package.swift" > "$APP/Package.swift.new" && mv "$APP/Package.swift.new" "$APP/Package.swift"
