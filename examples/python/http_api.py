@@ -136,10 +136,15 @@ class AppleSlots:
             self.free += 1
 
     async def run(self, call, *args):
+        """call(*args) on a slot taken with take(); the slot is given back when the call ends,
+        not when the request does (a client that hangs up leaves the call running)."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, call, *args)
-        finally:
+            future = self.pool.submit(call, *args)
+        except BaseException:
             self.give_back()
+            raise
+        future.add_done_callback(lambda _: self.give_back())
+        return await asyncio.wrap_future(future)
 
 
 class Auth:
