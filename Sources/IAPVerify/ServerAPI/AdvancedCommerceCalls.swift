@@ -5,42 +5,49 @@
 // signed renewal info: both are verified like any other signed item.
 
 private let base = "advancedCommerce/v1"
-private let sku = APIFieldType.text(maxCharacters: 128)
-private let skuDescription = APIFieldType.text(maxCharacters: 45)
-private let displayName = APIFieldType.text(maxCharacters: 30)
+private var sku: APIFieldType { .text(maxCharacters: 128) }
+private var skuDescription: APIFieldType { .text(maxCharacters: 45) }
+private var displayName: APIFieldType { .text(maxCharacters: 30) }
 /// A storefront (ISO 3166-1 alpha-3) or a currency (ISO 4217 alpha-3).
-private let threeLetters = APIFieldType.code(letters: 3)
-private let effective = APIFieldType.oneOf(["IMMEDIATELY", "NEXT_BILL_CYCLE"])
-private let refundReason = APIFieldType.oneOf(["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE",
-                                                "LEGAL", "OTHER", "MODIFY_ITEMS_REFUND", "SIMULATE_REFUND_DECLINE"])
-private let refundType = APIFieldType.oneOf(["FULL", "PRORATED", "CUSTOM"])
+private var threeLetters: APIFieldType { .code(letters: 3) }
+private var effective: APIFieldType { .oneOf(["IMMEDIATELY", "NEXT_BILL_CYCLE"]) }
+private var refundReason: APIFieldType {
+    .oneOf(["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER", "MODIFY_ITEMS_REFUND",
+            "SIMULATE_REFUND_DECLINE"])
+}
+private var refundType: APIFieldType { .oneOf(["FULL", "PRORATED", "CUSTOM"]) }
 /// Milliunits of the currency; Apple's libraries hold a requested refund in 32 bits.
-private let refundAmount = APIFieldType.integer(0...Int64(Int32.max))
-private let price = APIFieldType.integer(0...Int64.max)
+private var refundAmount: APIFieldType { .integer(0...Int64(Int32.max)) }
+private var price: APIFieldType { .integer(0...Int64.max) }
 
 /// `requestInfo`, which every call carries first: the UUID that makes a retry the same request,
 /// the app account token to attach, and the consistency token Apple gave in the renewal info
 /// (opaque: passed on as it is).
-private let requestInfo = APIBodyField("requestInfo", .object([
-    APIBodyField("requestReferenceId", .uuid, true),
-    APIBodyField("appAccountToken", .uuid, false),
-    APIBodyField("consistencyToken", .string(maxLength: 4096), false),
-]), true)
-private let storefront = APIBodyField("storefront", threeLetters, false)
-private let currency = APIBodyField("currency", threeLetters, false)
+private var requestInfo: APIBodyField {
+    APIBodyField("requestInfo", .object([
+        APIBodyField("requestReferenceId", .uuid, true),
+        APIBodyField("appAccountToken", .uuid, false),
+        APIBodyField("consistencyToken", .string(maxLength: 4096), false),
+    ]), true)
+}
+private var storefront: APIBodyField { APIBodyField("storefront", threeLetters, false) }
+private var currency: APIBodyField { APIBodyField("currency", threeLetters, false) }
 /// An item with its SKU, description and display name (migrate's items and renewal items).
-private let describedItem = APIFieldType.object([APIBodyField("SKU", sku, true), APIBodyField("description", skuDescription, true),
-                                                 APIBodyField("displayName", displayName, true)])
+private var describedItem: APIFieldType {
+    .object([APIBodyField("SKU", sku, true), APIBodyField("description", skuDescription, true), APIBodyField("displayName", displayName, true)])
+}
 
-/// The rows of the Advanced Commerce calls in the endpoint table (APIEndpoint.spec).
+/// The rows of the Advanced Commerce calls in the endpoint table (APIEndpoint.spec), made on each
+/// use as the other rows are: a stored row would hold the indirect enum's boxes for the process's
+/// life, which LeakSanitizer (make fuzz-replay) reports.
 enum AdvancedCommerceCalls {
     private static func post(_ path: String, _ fields: [APIBodyField]) -> APIEndpointSpec {
         APIEndpointSpec(method: "POST", path: [.literal("\(base)/\(path)"), .parameter(.transactionID)], body: .json(fields))
     }
 
-    static let cancelSubscription = post("subscription/cancel", [requestInfo, storefront])
+    static var cancelSubscription: APIEndpointSpec { post("subscription/cancel", [requestInfo, storefront]) }
 
-    static let changeSubscriptionMetadata: APIEndpointSpec = {
+    static var changeSubscriptionMetadata: APIEndpointSpec {
         let descriptors = APIFieldType.object([APIBodyField("effective", effective, true),
                                                APIBodyField("description", skuDescription, false),
                                                APIBodyField("displayName", displayName, false)])
@@ -50,15 +57,15 @@ enum AdvancedCommerceCalls {
         return post("subscription/changeMetadata", [requestInfo, APIBodyField("descriptors", descriptors, false),
                                                     APIBodyField("items", .nonEmptyList(item), false), storefront,
                                                     APIBodyField("taxCode", .string(maxLength: 128), false)])
-    }()
+    }
 
-    static let changeSubscriptionPrice: APIEndpointSpec = {
+    static var changeSubscriptionPrice: APIEndpointSpec {
         let item = APIFieldType.object([APIBodyField("SKU", sku, true), APIBodyField("price", price, true),
                                         APIBodyField("dependentSKUs", .list(sku, maxCount: 1000), false)])
         return post("subscription/changePrice", [requestInfo, APIBodyField("items", .nonEmptyList(item), true), currency, storefront])
-    }()
+    }
 
-    static let migrateSubscription: APIEndpointSpec = {
+    static var migrateSubscription: APIEndpointSpec {
         let descriptors = APIFieldType.object([APIBodyField("description", skuDescription, true),
                                                APIBodyField("displayName", displayName, true)])
         return post("subscription/migrate", [requestInfo, APIBodyField("descriptors", descriptors, true),
@@ -66,19 +73,20 @@ enum AdvancedCommerceCalls {
                                              APIBodyField("renewalItems", .nonEmptyList(describedItem), false),
                                              APIBodyField("targetProductId", .string(maxLength: 128), true),
                                              APIBodyField("taxCode", .string(maxLength: 128), true), storefront])
-    }()
+    }
 
-    static let revokeSubscription = post("subscription/revoke", [requestInfo, APIBodyField("refundRiskingPreference", .bool, true),
-                                                                 APIBodyField("refundType", refundType, true),
-                                                                 APIBodyField("refundReason", refundReason, true), storefront])
+    static var revokeSubscription: APIEndpointSpec {
+        post("subscription/revoke", [requestInfo, APIBodyField("refundRiskingPreference", .bool, true), APIBodyField("refundType", refundType, true),
+                                     APIBodyField("refundReason", refundReason, true), storefront])
+    }
 
-    static let requestRefund: APIEndpointSpec = {
+    static var requestRefund: APIEndpointSpec {
         let item = APIFieldType.object([APIBodyField("SKU", sku, true), APIBodyField("refundReason", refundReason, true),
                                         APIBodyField("refundType", refundType, true), APIBodyField("revoke", .bool, true),
                                         APIBodyField("refundAmount", refundAmount, false)])
         return post("transaction/requestRefund", [requestInfo, APIBodyField("items", .nonEmptyList(item), true),
                                                   APIBodyField("refundRiskingPreference", .bool, true), currency, storefront])
-    }()
+    }
 }
 
 extension SignedItemWalker {
