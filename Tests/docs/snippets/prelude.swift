@@ -44,3 +44,4 @@ func apply<T, R, E>(_ transaction: T, _ renewal: R, effect: E) {}
 func keep(_ payload: String) {}
 func store<T, R>(_ transactions: T, _ renewals: R) {}
 func retry(afterMs: Int64) {}
+func secret(_ name: String) -> String { "" }   // the host's secret store
