@@ -97,6 +97,16 @@ extension SurfaceObject {
     package static var memberSpecs: [MemberSpec] { allCases.map(\.spec) }
 }
 
+extension SurfaceObject {
+    /// The member an input key names (the config, a call), by its JSON name.
+    static func member(named name: String) -> Self? { allCases.first { "\($0.spec.name)" == name } }
+
+    /// The "unknown key" refusal, with the nearest known key as a hint.
+    static func unknownKey(_ name: String, in path: String) -> String {
+        "\(path): unknown key \"\(name)\"" + CallKeys.didYouMean(name, among: allCases.map { "\($0.spec.name)" })
+    }
+}
+
 /// A vocabulary whose words a member takes (a verdict, an action, a state).
 package protocol SurfaceWords: Sendable {
     static var surfaceWords: [String] { get }

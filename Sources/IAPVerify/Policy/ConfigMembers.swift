@@ -74,13 +74,3 @@ package enum ProductConfigMember: SurfaceObject {
         }
     }
 }
-
-extension SurfaceObject {
-    /// The member a config or options key names, by its JSON name.
-    static func member(named name: String) -> Self? { allCases.first { "\($0.spec.name)" == name } }
-
-    /// The "unknown key" refusal, with the nearest known key as a hint.
-    static func unknownKey(_ name: String, in path: String) -> String {
-        "\(path): unknown key \"\(name)\"" + CallKeys.didYouMean(name, among: allCases.map { "\($0.spec.name)" })
-    }
-}

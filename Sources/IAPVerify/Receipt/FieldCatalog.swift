@@ -26,61 +26,34 @@ package struct RecordEntry: Sendable {
 }
 
 package enum FieldCatalog {
-    /// Every record kind the tables describe.
+    /// Every record kind the tables describe, read off their descriptions
+    /// (Entitlements/RecordDescriptions.swift, ReceiptInAppDescription).
     package static var records: [RecordEntry] {
-        [RecordEntry(record: "transaction", fields: entries(TransactionRecord.fields) + [advancedCommerce]),
-         RecordEntry(record: "renewal_info", fields: entries(RenewalInfo.fields) + [advancedCommerce]),
-         RecordEntry(record: "receipt_in_app", fields: receiptInApp)]
+        [RecordEntry(record: "transaction", fields: entries(TransactionDescription.memberSpecs)),
+         RecordEntry(record: "renewal_info", fields: entries(RenewalInfoDescription.memberSpecs)),
+         RecordEntry(record: "receipt_in_app", fields: entries(ReceiptInAppDescription.memberSpecs))]
     }
 
-    /// The Advanced Commerce items a transaction's and a renewal info's writer add after the
-    /// table's rows (TransactionJSON.swift).
-    private static var advancedCommerce: FieldEntry {
-        FieldEntry(name: "\(advancedCommerceMember)", type: "object", written: "when_present", attribute: nil, fields: [])
-    }
-
-    private static func entries<Model>(_ table: RecordTable<Model>) -> [FieldEntry] {
-        let specs = table.allSpecs
-        var out = specs.filter { !$0.nested }.map { entry($0) }
-        let nested = specs.filter(\.nested)
-        if !nested.isEmpty {
-            out.append(FieldEntry(name: "\(table.nested.snake)", type: "object", written: "when_present", attribute: nil,
-                                  fields: nested.map { entry($0) }))
-        }
-        return out
-    }
-
-    private static func entry(_ spec: FieldSpec, attribute: Int64? = nil) -> FieldEntry {
-        FieldEntry(name: "\(spec.snake)", type: type(spec.kind), written: spec.output == .always ? "always" : "when_present",
-                   attribute: attribute, fields: [])
-    }
-
-    private static func type(_ kind: FieldKind) -> String {
-        switch kind {
-        case .string, .code: return "string"
-        case .int: return "integer"
-        case .date: return "date_ms"
-        case .bool, .flag: return "boolean"
-        case .strings: return "string_array"
+    /// The members in this listing's older words. A nested object that the record's own table
+    /// describes (`commitment`) lists its fields; an object described elsewhere does not.
+    private static func entries(_ specs: [MemberSpec]) -> [FieldEntry] {
+        specs.map { s in
+            var nested: [FieldEntry] = []
+            if case .object(let o) = s.type, !(o is any SurfaceObject.Type) { nested = entries(o.memberSpecs) }
+            return FieldEntry(name: "\(s.name)", type: type(s.type), written: s.presence == .always ? "always" : "when_present",
+                              attribute: s.attribute, fields: nested)
         }
     }
 
-    /// A receipt record's row: the Transaction table's members written always (each with the
-    /// attribute that fills it), the attributes that table does not name, and the unknown ones.
-    private static var receiptInApp: [FieldEntry] {
-        let specs = TransactionRecord.fields.alwaysWrittenSpecs
-        var out: [FieldEntry] = []
-        for (spec, column) in zip(specs, InAppAttributes.columns) {
-            let attribute = column.attribute < 0 ? nil : InAppAttributes.rows[column.attribute]
-            out.append(FieldEntry(name: "\(column.name)", type: attribute?.value.jsonType ?? type(spec.kind), written: "always",
-                                  attribute: attribute?.type, fields: []))
+    private static func type(_ t: MemberType) -> String {
+        switch t {
+        case .string: return "string"
+        case .integer: return "integer"
+        case .ms: return "date_ms"
+        case .boolean: return "boolean"
+        case .array(.string): return "string_array"
+        case .object, .map, .json: return "object"
+        case .array: return "array"
         }
-        for i in InAppAttributes.extras {
-            let a = InAppAttributes.rows[i]
-            out.append(FieldEntry(name: "\(a.name)", type: a.value.jsonType, written: "when_present", attribute: a.type, fields: []))
-        }
-        out.append(FieldEntry(name: "\(InAppAttributes.unknownMember)", type: "array", written: "when_present", attribute: nil,
-                              fields: []))
-        return out
     }
 }

@@ -21,16 +21,6 @@ enum InAppValue: Sendable {
     case text
     /// An RFC 3339 IA5String, stored as Unix milliseconds (`Int64?`); an empty one is absent.
     case date
-
-    /// The JSON type the result writes it as (`iapverify fields`).
-    var jsonType: String {
-        switch self {
-        case .integer: return "integer"
-        case .decimal, .text: return "string"
-        case .flag: return "boolean"
-        case .date: return "date_ms"
-        }
-    }
 }
 
 /// One row of the table: an in-app attribute.
